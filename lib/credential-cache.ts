@@ -1,0 +1,52 @@
+import { createHash } from 'node:crypto'
+
+/**
+ * Remembers verified credentials for a short time so that a request does not pay a password
+ * hash. Keyed by a digest of username and password: the password itself is never kept.
+ */
+export class CredentialCache<V> {
+  readonly #entries = new Map<string, { username: string, value: V, expires: number }>()
+  readonly #ttlMs: number
+  readonly #maxEntries: number
+  readonly #now: () => number
+
+  constructor (options: { ttlMs: number, maxEntries?: number, now?: () => number }) {
+    this.#ttlMs = options.ttlMs
+    this.#maxEntries = options.maxEntries ?? 10_000
+    this.#now = options.now ?? Date.now
+  }
+
+  static key (username: string, password: string): string {
+    return createHash('sha256').update(username).update('\0').update(password).digest('base64url')
+  }
+
+  get (username: string, password: string): V | undefined {
+    const key = CredentialCache.key(username, password)
+    const entry = this.#entries.get(key)
+    if (entry === undefined) return undefined
+    if (entry.expires <= this.#now()) {
+      this.#entries.delete(key)
+      return undefined
+    }
+    return entry.value
+  }
+
+  set (username: string, password: string, value: V): void {
+    if (this.#ttlMs <= 0) return
+    // Map keeps insertion order: dropping the first entry drops the oldest.
+    if (this.#entries.size >= this.#maxEntries) {
+      const oldest = this.#entries.keys().next()
+      if (oldest.done !== true) this.#entries.delete(oldest.value)
+    }
+    this.#entries.set(CredentialCache.key(username, password), { username, value, expires: this.#now() + this.#ttlMs })
+  }
+
+  /** Drops every entry of `username`, e.g. when that user changes. */
+  forget (username: string): void {
+    for (const [key, entry] of this.#entries) {
+      if (entry.username === username) this.#entries.delete(key)
+    }
+  }
+
+  get size (): number { return this.#entries.size }
+}

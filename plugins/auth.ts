@@ -1,0 +1,120 @@
+import fp from 'fastify-plugin'
+import basicAuth from '@fastify/basic-auth'
+import { Type, type Static } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import { CredentialCache } from '../lib/credential-cache.js'
+import { HttpError, databaseUnavailable, isDatabaseUnavailable } from '../lib/errors.js'
+import { generatePassword, hashPassword, verifyPassword } from '../lib/passwords.js'
+import { ErrorResponse, type Role as RoleSchema } from '../schemas/common.js'
+import type { User } from '../schemas/users.js'
+
+export type Role = Static<typeof RoleSchema>
+export type AuthUser = Pick<User, 'username' | 'roles' | 'groups' | 'email'>
+
+/** Roles that may write studio documents and Git projects. */
+export const WRITERS: readonly Role[] = ['admin', 'designer', 'apiwrite']
+export const ADMINS: readonly Role[] = ['admin']
+
+export const REALM = 'netauto'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller; set on every route of an authenticated scope. */
+    user: AuthUser
+  }
+  interface FastifyContextConfig {
+    /** Roles allowed on this route (any one suffices; admin always may). Absent: any user. */
+    roles?: readonly Role[]
+  }
+  interface FastifyInstance {
+    authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+    /** Drops cached credentials of `username`; call it whenever that user changes. */
+    forgetCredentials: (username: string) => void
+  }
+}
+
+const unauthorized = (): HttpError => new HttpError(401, 'Missing or invalid credentials')
+
+export default fp(async (fastify) => {
+  const users = fastify.usersRepository
+  const cache = new CredentialCache<AuthUser>({ ttlMs: fastify.config.AUTH_CACHE_TTL_MS })
+  // Verifying against this when the user does not exist costs the same as a real check, so the
+  // response time does not tell which usernames exist.
+  const dummyHash = await hashPassword(generatePassword())
+
+  async function validate (username: string, password: string, request: FastifyRequest): Promise<void> {
+    const cached = cache.get(username, password)
+    if (cached !== undefined) {
+      request.user = cached
+      return
+    }
+    let record
+    try {
+      record = await users.findForLogin(username)
+    } catch (err) {
+      // @fastify/basic-auth turns an error without a status into a 401; an outage is not that.
+      throw isDatabaseUnavailable(err) ? databaseUnavailable(err) : Object.assign(err as Error, { statusCode: 500 })
+    }
+    const valid = await verifyPassword(password, record?.passwordHash ?? dummyHash)
+    if (record === undefined || !valid || record.user.disabled) throw unauthorized()
+    const { username: name, roles, groups, email } = record.user
+    request.user = { username: name, roles, groups, email }
+    cache.set(username, password, request.user)
+  }
+
+  await fastify.register(basicAuth, { validate, authenticate: { realm: REALM } })
+
+  fastify.decorateRequest('user', null as unknown as AuthUser)
+  fastify.decorate('forgetCredentials', (username: string) => { cache.forget(username) })
+  fastify.decorate('authenticate', async function (request: FastifyRequest, reply: FastifyReply) {
+    await new Promise<void>((resolve, reject) => {
+      fastify.basicAuth(request, reply, (err?: Error) => { if (err === undefined) resolve(); else reject(err) })
+    })
+    const allowed = request.routeOptions.config.roles
+    if (allowed !== undefined && !request.user.roles.some((r) => r === 'admin' || allowed.includes(r))) {
+      throw new HttpError(403, `This operation needs one of the roles: ${allowed.join(', ')}`)
+    }
+  })
+
+  await bootstrapAdmin(fastify)
+}, { name: 'auth', dependencies: ['config', 'users-repository'] })
+
+/** On the first start (no user at all), creates the admin of ADMIN_USERNAME / ADMIN_PASSWORD. */
+async function bootstrapAdmin (fastify: FastifyInstance): Promise<void> {
+  const { ADMIN_USERNAME, ADMIN_PASSWORD } = fastify.config
+  if (await fastify.usersRepository.count() > 0) return
+  const password = ADMIN_PASSWORD ?? generatePassword()
+  const created = await fastify.usersRepository.create(
+    { username: ADMIN_USERNAME, password, roles: ['admin'], groups: [] }, { ifNoUsers: true })
+  if (created === undefined) return // another instance made the first user meanwhile
+  fastify.log.warn({ username: ADMIN_USERNAME }, 'created the bootstrap admin user')
+  if (ADMIN_PASSWORD === undefined) {
+    // Printed once, outside the (redacted) log, so the operator can log in and change it.
+    process.stdout.write(`Generated password for the bootstrap admin "${ADMIN_USERNAME}": ${password}\n` +
+      'Store it now: it is not shown again. Change it with PUT /users/' + ADMIN_USERNAME + '\n')
+  }
+}
+
+/**
+ * Makes every route registered in `scope` after this call require Basic credentials (and the
+ * roles in its `config.roles`), and says so in the OpenAPI document.
+ */
+export function requireAuthentication (scope: FastifyInstance): void {
+  scope.addHook('onRoute', documentSecurity)
+  scope.addHook('onRequest', scope.authenticate)
+}
+
+function documentSecurity (route: RouteOptions): void {
+  const roles = route.config?.roles
+  const schema = route.schema ?? {}
+  const errors: Record<number, unknown> = { 401: Type.Ref(ErrorResponse) }
+  if (roles !== undefined) errors[403] = Type.Ref(ErrorResponse)
+  const note = roles === undefined ? 'Any authenticated user.' : `Roles: ${roles.join(', ')} (admin always may).`
+  const description = typeof schema.description === 'string' ? `${schema.description}\n\n${note}` : note
+  route.schema = {
+    ...schema,
+    description,
+    security: [{ basicAuth: [] }],
+    response: { ...errors, ...(schema.response as Record<number, unknown> | undefined) }
+  }
+}

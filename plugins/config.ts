@@ -1,0 +1,62 @@
+import fp from 'fastify-plugin'
+import { envSchema } from 'env-schema'
+import { Type, type Static } from '@sinclair/typebox'
+import { parseBundleVersion } from '../lib/maintenance-version.js'
+import packageJson from '../package.json' with { type: 'json' }
+
+// Every setting the service reads, with its default. The only place that reads the environment.
+export const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  ADMIN_USERNAME: Type.String({ minLength: 1, maxLength: 64, default: 'admin' }),
+  ADMIN_PASSWORD: Type.Optional(Type.String()),
+  AUTH_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 10_000 }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' }
+  ),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  TRUST_PROXY: Type.Optional(Type.String()),
+  BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 1024 * 1024 }),
+  CONFIG_MANAGER_BUNDLE_VERSION: Type.String({ minLength: 1, default: packageJson.version }),
+  CONFIG_MANAGER_MAINTENANCE: Type.Optional(Type.Boolean())
+})
+
+export type Config = Static<typeof ConfigSchema>
+
+export class ConfigError extends Error {}
+
+/**
+ * Reads and validates the configuration from `env` (and `.env` when `dotenv` is set).
+ * Throws a ConfigError whose message names the offending variable.
+ */
+export function loadConfig (env: NodeJS.ProcessEnv = process.env, options: { dotenv?: boolean } = {}): Config {
+  // Empty strings mean "unset" for optional settings, as in most deployment tools.
+  const data = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''))
+  let config: Config
+  try {
+    config = envSchema<Config>({ schema: ConfigSchema, data, dotenv: options.dotenv ?? false })
+  } catch (err) {
+    throw new ConfigError(`Invalid configuration: ${(err as Error).message}`)
+  }
+  if (parseBundleVersion(config.CONFIG_MANAGER_BUNDLE_VERSION) === undefined) {
+    throw new ConfigError(
+      'Invalid configuration: CONFIG_MANAGER_BUNDLE_VERSION must be YEAR.FEATURE.MAINTENANCE ' +
+      `or end with -YEAR.FEATURE.MAINTENANCE (got "${config.CONFIG_MANAGER_BUNDLE_VERSION}")`
+    )
+  }
+  return config
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config
+  }
+}
+
+export default fp<{ config: Config }>(async (fastify, opts) => {
+  fastify.decorate('config', opts.config)
+}, { name: 'config' })

@@ -1,0 +1,76 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { ADMINS } from '../../plugins/auth.js'
+import { HttpError } from '../../lib/errors.js'
+import { errorResponses } from '../../schemas/common.js'
+import { User, UserCreate, UserList, UsernameParams, UserUpdate } from '../../schemas/users.js'
+
+const Page = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
+  skip: Type.Integer({ minimum: 0, default: 0 })
+})
+
+const notFound = (username: string): HttpError => new HttpError(404, `User "${username}" not found`)
+
+/** Users, their roles and groups (admin only). Passwords are write-only. */
+const users: FastifyPluginAsyncTypebox = async (fastify) => {
+  const repo = fastify.usersRepository
+  const config = { roles: ADMINS }
+  const tags = ['users']
+
+  fastify.get('/', {
+    config,
+    schema: { summary: 'List users', tags, querystring: Page, response: { 200: UserList, ...errorResponses(400) } }
+  }, async (request) => await repo.list(request.query.limit, request.query.skip))
+
+  fastify.post('/', {
+    config,
+    schema: { summary: 'Create a user', tags, body: UserCreate, response: { 200: User, ...errorResponses(400, 409) } }
+  }, async (request) => {
+    const user = await repo.create(request.body)
+    if (user === undefined) throw new HttpError(409, `User "${request.body.username}" already exists`)
+    return user
+  })
+
+  fastify.get('/:username', {
+    config,
+    schema: { summary: 'Get a user', tags, params: UsernameParams, response: { 200: User, ...errorResponses(400, 404) } }
+  }, async (request) => {
+    const user = await repo.get(request.params.username)
+    if (user === undefined) throw notFound(request.params.username)
+    return user
+  })
+
+  fastify.put('/:username', {
+    config,
+    schema: {
+      summary: 'Change a user (password, roles, groups, email, disabled); absent fields stay as they are',
+      tags,
+      params: UsernameParams,
+      body: UserUpdate,
+      response: { 200: User, ...errorResponses(400, 404, 409) }
+    }
+  }, async (request) => {
+    const user = await repo.update(request.params.username, request.body)
+    fastify.forgetCredentials(request.params.username)
+    if (user === undefined) throw notFound(request.params.username)
+    return user
+  })
+
+  fastify.delete('/:username', {
+    config,
+    schema: {
+      summary: 'Delete a user',
+      tags,
+      params: UsernameParams,
+      response: { 200: Type.Object({ deleted: Type.Boolean() }), ...errorResponses(400, 404, 409) }
+    }
+  }, async (request) => {
+    const deleted = await repo.remove(request.params.username)
+    fastify.forgetCredentials(request.params.username)
+    if (!deleted) throw notFound(request.params.username)
+    return { deleted }
+  })
+}
+
+export default users

@@ -1,0 +1,42 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Role } from './common.js'
+
+const Username = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$' })
+// Write-only: accepted in requests, never present in a response schema.
+const Password = Type.String({ minLength: 8, maxLength: 256, writeOnly: true })
+const Group = Type.String({ minLength: 1, maxLength: 128 })
+const Email = Type.Union([Type.String({ maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$' }), Type.Null()])
+
+export const User = Type.Object({
+  username: Username,
+  roles: Type.Array(Role, { uniqueItems: true }),
+  groups: Type.Array(Group, { uniqueItems: true, maxItems: 256 }),
+  email: Email,
+  disabled: Type.Boolean(),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' })
+})
+export type User = Static<typeof User>
+
+export const UserCreate = Type.Object({
+  username: Username,
+  password: Password,
+  roles: Type.Optional(Type.Array(Role, { uniqueItems: true, default: [] })),
+  groups: Type.Optional(Type.Array(Group, { uniqueItems: true, maxItems: 256, default: [] })),
+  email: Type.Optional(Email),
+  disabled: Type.Optional(Type.Boolean())
+}, { additionalProperties: false })
+export type UserCreate = Static<typeof UserCreate>
+
+// Every field optional: what is absent stays as it is.
+export const UserUpdate = Type.Object({
+  password: Type.Optional(Password),
+  roles: Type.Optional(Type.Array(Role, { uniqueItems: true })),
+  groups: Type.Optional(Type.Array(Group, { uniqueItems: true, maxItems: 256 })),
+  email: Type.Optional(Email),
+  disabled: Type.Optional(Type.Boolean())
+}, { additionalProperties: false, minProperties: 1 })
+export type UserUpdate = Static<typeof UserUpdate>
+
+export const UsernameParams = Type.Object({ username: Username })
+export const UserList = Type.Object({ results: Type.Array(User), total: Type.Integer() })

@@ -1,0 +1,28 @@
+import closeWithGrace from 'close-with-grace'
+import { buildApp } from './app.js'
+import { ConfigError, loadConfig } from './plugins/config.js'
+
+let config
+try {
+  config = loadConfig(process.env, { dotenv: true })
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err
+  process.stderr.write(`${err.message}\n`)
+  process.exit(1)
+}
+
+const app = await buildApp(config)
+
+// On SIGTERM/SIGINT: stop accepting connections, let in-flight requests finish, close the pools.
+closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+  if (err !== undefined) app.log.error({ err }, 'closing after an error')
+  else app.log.info({ signal }, 'closing')
+  await app.close()
+})
+
+try {
+  await app.listen({ port: config.PORT, host: config.HOST })
+} catch (err) {
+  app.log.error({ err }, 'could not start listening')
+  process.exit(1)
+}

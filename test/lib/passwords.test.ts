@@ -1,0 +1,43 @@
+import t from 'tap'
+import { generatePassword, hashPassword, verifyPassword } from '../../lib/passwords.js'
+import { CredentialCache } from '../../lib/credential-cache.js'
+
+t.test('hashes verify only the right password', async (t) => {
+  const hash = await hashPassword('s3cret pass')
+  t.match(hash, /^scrypt\$16384\$8\$1\$[\w-]+\$[\w-]+$/)
+  t.notMatch(hash, /s3cret/)
+  t.equal(await verifyPassword('s3cret pass', hash), true)
+  t.equal(await verifyPassword('s3cret pasS', hash), false)
+  t.not(await hashPassword('s3cret pass'), hash, 'salted')
+  t.equal(await verifyPassword('x', 'plain-text'), false)
+  t.equal(await verifyPassword('x', 'scrypt$16384$8$1$AAAA$AAAA'), false)
+})
+
+t.test('generated passwords are long and distinct', async (t) => {
+  const a = generatePassword()
+  t.ok(a.length >= 24)
+  t.not(a, generatePassword())
+})
+
+t.test('credential cache expires, forgets a user, and never keys by the password', async (t) => {
+  let now = 1000
+  const cache = new CredentialCache<string>({ ttlMs: 100, maxEntries: 2, now: () => now })
+  cache.set('ann', 'pw', 'ann-user')
+  t.equal(cache.get('ann', 'pw'), 'ann-user')
+  t.equal(cache.get('ann', 'other'), undefined)
+  t.notMatch(CredentialCache.key('ann', 'pw'), /pw/)
+  now += 100
+  t.equal(cache.get('ann', 'pw'), undefined, 'expired')
+  cache.set('ann', 'pw', 'ann-user')
+  cache.set('bob', 'pw', 'bob-user')
+  cache.forget('ann')
+  t.equal(cache.get('ann', 'pw'), undefined, 'forgotten')
+  t.equal(cache.get('bob', 'pw'), 'bob-user')
+  cache.set('cy', 'a', 'c1')
+  cache.set('dee', 'a', 'd1')
+  t.equal(cache.size, 2, 'bounded')
+  t.equal(cache.get('bob', 'pw'), undefined, 'oldest dropped first')
+  const off = new CredentialCache<string>({ ttlMs: 0 })
+  off.set('ann', 'pw', 'x')
+  t.equal(off.get('ann', 'pw'), undefined, 'a TTL of 0 turns caching off')
+})

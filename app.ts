@@ -8,6 +8,7 @@ import usersRepositoryPlugin from './plugins/users-repository.js'
 import authPlugin, { requireAuthentication } from './plugins/auth.js'
 import errorHandlerPlugin from './plugins/error-handler.js'
 import openapiPlugin from './plugins/openapi.js'
+import publicUrlPlugin from './plugins/public-url.js'
 import { ErrorResponse } from './schemas/common.js'
 import healthRoutes from './routes/health.js'
 import usersRoutes from './routes/users/index.js'
@@ -61,6 +62,7 @@ export async function buildApp (config: Config) {
   app.addSchema(ErrorResponse)
   await app.register(configPlugin, { config })
   await app.register(errorHandlerPlugin)
+  await app.register(publicUrlPlugin)
   await app.register(openapiPlugin)
   await app.register(databasePlugin)
   await app.register(usersRepositoryPlugin)

@@ -38,7 +38,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, options: { dot
   const data = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''))
   let config: Config
   try {
-    config = envSchema<Config>({ schema: ConfigSchema, data, dotenv: options.dotenv ?? false })
+    // `env: false`: read `env` as given (not process.env behind it); `.env` fills what it lacks.
+    config = envSchema<Config>({ schema: { ...ConfigSchema }, data, env: false, dotenv: options.dotenv ?? false })
   } catch (err) {
     throw new ConfigError(`Invalid configuration: ${(err as Error).message}`)
   }

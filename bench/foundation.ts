@@ -1,0 +1,62 @@
+// Foundation scenarios: the cost of auth on the lightest route, and start-up time.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { compare, report, startServer } from './measure.js'
+
+const ADMIN_PASSWORD = 'bench-admin-password'
+const auth = 'Basic ' + Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')
+
+export async function maintenanceWithAuth (): Promise<void> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-foundation-'))
+  const service = await startServer('service', { DATA_DIR: dataDir, DATABASE_URL: '', ADMIN_PASSWORD })
+  const bare = await startServer('bare-true')
+  try {
+    const route = '/configuration_manager/ismaintenance'
+    const result = await compare(
+      { url: service.url + route, headers: { authorization: auth } },
+      { url: bare.url + route },
+      { connections: 10, seconds: 3 })
+    report({ scenario: 'ismaintenance-with-auth-vs-bare-fastify', target: 'ratio >= 0.85', ...result })
+  } finally {
+    await service.stop()
+    await bare.stop()
+    await rm(dataDir, { recursive: true, force: true })
+  }
+}
+
+// Starts the built server and times until /ready answers 200.
+async function timeToReady (dataDir: string): Promise<number> {
+  const started = performance.now()
+  const port = 20000 + Math.floor(Math.random() * 20000)
+  const child = spawn(process.execPath, [fileURLToPath(new URL('../server.js', import.meta.url))], {
+    env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', PORT: String(port), LOG_LEVEL: 'warn', ADMIN_PASSWORD },
+    stdio: 'ignore'
+  })
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`)
+      const ok = await fetch(`http://127.0.0.1:${port}/ready`).then((r) => r.ok, () => false)
+      if (ok) return Math.round(performance.now() - started)
+      await sleep(20)
+    }
+  } finally {
+    child.kill('SIGTERM')
+    await once(child, 'exit')
+  }
+}
+
+export async function startupEmbedded (): Promise<void> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-startup-'))
+  try {
+    const firstStartMs = await timeToReady(dataDir)
+    const restartMs = await timeToReady(dataDir)
+    report({ scenario: 'startup-to-ready-embedded', firstStartMs, restartMs, ratio: Number((restartMs / firstStartMs).toFixed(3)) })
+  } finally {
+    await rm(dataDir, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,123 @@
+// Shared by every benchmark scenario: load generation, A/B alternation and the report line.
+import autocannon from 'autocannon'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { fileURLToPath } from 'node:url'
+
+export interface Target {
+  url: string
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE'
+  headers?: Record<string, string>
+  body?: string
+}
+
+export interface LoadFigures {
+  rps: number
+  p50: number
+  p99: number
+  errors: number
+  non2xx: number
+}
+
+export interface LoadOptions {
+  connections: number
+  seconds: number
+}
+
+/** Prints one scenario's figures as a single JSON line. */
+export function report (line: Record<string, unknown>): void {
+  process.stdout.write(JSON.stringify(line) + '\n')
+}
+
+export async function load (target: Target, options: LoadOptions): Promise<LoadFigures> {
+  const result = await autocannon({
+    url: target.url,
+    method: target.method ?? 'GET',
+    headers: target.headers,
+    body: target.body,
+    connections: options.connections,
+    duration: options.seconds
+  })
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx
+  }
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[mid] ?? 0 : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2
+}
+
+/**
+ * Loads `candidate` and `baseline` in alternating rounds (A B A B ...) so that a noisy machine
+ * slows both alike, and compares the medians: `ratio` is candidate/baseline requests per second,
+ * `p99Ratio` candidate/baseline p99 latency.
+ */
+export async function compare (candidate: Target, baseline: Target, options: LoadOptions & { rounds?: number, warmupSeconds?: number }) {
+  const rounds = options.rounds ?? 3
+  const warm = { connections: options.connections, seconds: options.warmupSeconds ?? 1 }
+  await load(candidate, warm)
+  await load(baseline, warm)
+  const a: LoadFigures[] = []
+  const b: LoadFigures[] = []
+  for (let i = 0; i < rounds; i++) {
+    a.push(await load(candidate, options))
+    b.push(await load(baseline, options))
+  }
+  const summary = (runs: LoadFigures[]) => ({
+    rps: Math.round(median(runs.map((r) => r.rps))),
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    non2xx: runs.reduce((n, r) => n + r.non2xx, 0)
+  })
+  const service = summary(a)
+  const base = summary(b)
+  return {
+    service,
+    baseline: base,
+    ratio: Number((service.rps / base.rps).toFixed(3)),
+    p99Ratio: Number((service.p99 / Math.max(base.p99, 0.001)).toFixed(3))
+  }
+}
+
+export interface ChildServer {
+  url: string
+  child: ChildProcess
+  stop: () => Promise<void>
+}
+
+/**
+ * Starts `node dist/bench/serve.js <kind>` in its own process with `env`, and resolves once it
+ * prints the address it listens on.
+ */
+export async function startServer (kind: string, env: Record<string, string | undefined> = {}): Promise<ChildServer> {
+  const script = fileURLToPath(new URL('./serve.js', import.meta.url))
+  const child = spawn(process.execPath, [script, kind], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  let output = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+      const match = /LISTENING (\S+)/.exec(output)
+      if (match?.[1] !== undefined) resolve(match[1])
+    })
+    child.once('exit', (code) => { reject(new Error(`bench server "${kind}" exited with ${String(code)}: ${output}`)) })
+  })
+  return {
+    url,
+    child,
+    stop: async () => {
+      if (child.exitCode !== null) return
+      child.kill('SIGTERM')
+      await once(child, 'exit')
+    }
+  }
+}

@@ -1,0 +1,14 @@
+// npm run bench [-- name ...]: runs every scenario (or those whose name contains a given word),
+// printing one JSON line each.
+import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
+
+const scenarios: Record<string, () => Promise<void>> = {
+  'ismaintenance-with-auth': maintenanceWithAuth,
+  'startup-embedded': startupEmbedded
+}
+
+const filters = process.argv.slice(2)
+for (const [name, scenario] of Object.entries(scenarios)) {
+  if (filters.length > 0 && !filters.some((f) => name.includes(f))) continue
+  await scenario()
+}

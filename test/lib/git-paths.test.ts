@@ -178,6 +178,9 @@ t.test('branchName: table', async (t) => {
       t.match(r.reason, /^branchName /, 'reason names the field');
     }
   }
+  // Not expressible in argv, so not cross-checked with git: a lone surrogate has no UTF-8 form.
+  const lone = validateBranchName('a\ud800');
+  t.same(lone, { ok: false, reason: 'branchName must be valid Unicode' });
   t.equal(branchRef('feature/x'), 'refs/heads/feature/x');
 });
 

@@ -42,12 +42,8 @@ export default fp(async (fastify) => {
   // response time does not tell which usernames exist.
   const dummyHash = await hashPassword(generatePassword())
 
+  // Called by @fastify/basic-auth with the parsed credentials when the cache did not know them.
   async function validate (username: string, password: string, request: FastifyRequest): Promise<void> {
-    const cached = cache.get(username, password)
-    if (cached !== undefined) {
-      request.user = cached
-      return
-    }
     let record
     try {
       record = await users.findForLogin(username)
@@ -59,7 +55,7 @@ export default fp(async (fastify) => {
     if (record === undefined || !valid || record.user.disabled) throw unauthorized()
     const { username: name, roles, groups, email } = record.user
     request.user = { username: name, roles, groups, email }
-    cache.set(username, password, request.user)
+    cache.set(request.headers.authorization ?? '', username, request.user)
   }
 
   await fastify.register(basicAuth, { validate, authenticate: { realm: REALM } })
@@ -67,9 +63,16 @@ export default fp(async (fastify) => {
   fastify.decorateRequest('user', null as unknown as AuthUser)
   fastify.decorate('forgetCredentials', (username: string) => { cache.forget(username) })
   fastify.decorate('authenticate', async function (request: FastifyRequest, reply: FastifyReply) {
-    await new Promise<void>((resolve, reject) => {
-      fastify.basicAuth(request, reply, (err?: Error) => { if (err === undefined) resolve(); else reject(err) })
-    })
+    // The header encodes username and password: a known one needs neither parsing nor hashing.
+    const header = request.headers.authorization
+    const cached = header === undefined ? undefined : cache.get(header)
+    if (cached !== undefined) {
+      request.user = cached
+    } else {
+      await new Promise<void>((resolve, reject) => {
+        fastify.basicAuth(request, reply, (err?: Error) => { if (err === undefined) resolve(); else reject(err) })
+      })
+    }
     const allowed = request.routeOptions.config.roles
     if (allowed !== undefined && !request.user.roles.some((r) => r === 'admin' || allowed.includes(r))) {
       throw new HttpError(403, `This operation needs one of the roles: ${allowed.join(', ')}`)

@@ -2,6 +2,7 @@ import Fastify, { type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { AjvCompiler, type BuildCompilerFromPool } from '@fastify/ajv-compiler'
 import { randomUUID } from 'node:crypto'
+import type { DestinationStream } from 'pino'
 import configPlugin, { type Config } from './plugins/config.js'
 import databasePlugin from './plugins/database.js'
 import usersRepositoryPlugin from './plugins/users-repository.js'
@@ -48,17 +49,21 @@ function validatorCompilers (): NonNullable<FastifyServerOptions['schemaControll
 }
 
 /** Builds the service: cross-cutting plugins first, then the open routes, then the guarded areas. */
-export async function buildApp (config: Config) {
+export async function buildApp (config: Config, options: { logStream?: DestinationStream } = {}) {
   const app = Fastify({
-    logger: { level: config.LOG_LEVEL, redact: REDACTED_PATHS },
+    logger: { level: config.LOG_LEVEL, redact: REDACTED_PATHS, stream: options.logStream },
     bodyLimit: config.BODY_LIMIT,
     trustProxy: trustProxyOption(config.TRUST_PROXY),
+    // `/users` and `/users/` are one resource; scripts write either.
+    routerOptions: { ignoreTrailingSlash: true },
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     schemaController: validatorCompilers(),
     ajv: { customOptions: { allErrors: false } }
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  // The API speaks JSON only: any other body type is a 415, not a string handed to validation.
+  app.removeContentTypeParser('text/plain')
   app.addSchema(ErrorResponse)
   await app.register(configPlugin, { config })
   await app.register(errorHandlerPlugin)

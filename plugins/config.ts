@@ -27,7 +27,9 @@ export const ConfigSchema = Type.Object({
 
 export type Config = Static<typeof ConfigSchema>
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
 
 /**
  * Reads and validates the configuration from `env` (and `.env` when `dotenv` is set).

@@ -11,6 +11,7 @@ import errorHandlerPlugin from './plugins/error-handler.js'
 import openapiPlugin from './plugins/openapi.js'
 import publicUrlPlugin from './plugins/public-url.js'
 import { ErrorResponse } from './schemas/common.js'
+import { trustProxy } from './lib/public-url.js'
 import healthRoutes from './routes/health.js'
 import usersRoutes from './routes/users/index.js'
 import configurationManagerRoutes from './routes/configuration_manager/index.js'
@@ -21,17 +22,6 @@ export const REDACTED_PATHS = [
   'req.headers["proxy-authorization"]',
   'password', '*.password', '*.*.password', 'token', '*.token', '*.*.token'
 ]
-
-/** TRUST_PROXY: "true"/"false", a hop count, or a comma-separated list of addresses/CIDRs. */
-export function trustProxyOption (value: string | undefined): NonNullable<FastifyServerOptions['trustProxy']> {
-  if (value === undefined || value === 'false') return false
-  if (value === 'true') return true
-  if (/^\d+$/.test(value)) {
-    const hops = Number(value)
-    return (_address, hop) => hop < hops
-  }
-  return value
-}
 
 // Request bodies are validated as sent: no type coercion, unknown properties are an error.
 // Query strings and path parameters arrive as text, so there numbers and booleans are coerced.
@@ -53,7 +43,7 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   const app = Fastify({
     logger: { level: config.LOG_LEVEL, redact: REDACTED_PATHS, stream: options.logStream },
     bodyLimit: config.BODY_LIMIT,
-    trustProxy: trustProxyOption(config.TRUST_PROXY),
+    trustProxy: trustProxy(config.TRUST_PROXY),
     // `/users` and `/users/` are one resource; scripts write either.
     routerOptions: { ignoreTrailingSlash: true },
     requestIdHeader: 'x-request-id',

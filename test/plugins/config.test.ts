@@ -3,7 +3,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { ConfigError, loadConfig } from '../../plugins/config.js'
-import { trustProxyOption } from '../../app.js'
 
 t.test('defaults', async (t) => {
   const config = loadConfig({})
@@ -49,17 +48,4 @@ t.test('.env fills what the environment lacks; the environment wins', async (t) 
   const config = loadConfig({ LOG_LEVEL: 'warn' }, { dotenv: true })
   t.equal(config.PORT, 4000)
   t.equal(config.LOG_LEVEL, 'warn')
-})
-
-t.test('TRUST_PROXY forms', async (t) => {
-  t.equal(trustProxyOption(undefined), false)
-  t.equal(trustProxyOption('false'), false)
-  t.equal(trustProxyOption('true'), true)
-  t.equal(trustProxyOption('10.0.0.0/8,127.0.0.1'), '10.0.0.0/8,127.0.0.1')
-  const hops = trustProxyOption('1')
-  t.type(hops, 'function')
-  if (typeof hops === 'function') {
-    t.equal(hops('127.0.0.1', 0), true)
-    t.equal(hops('127.0.0.1', 1), false)
-  }
 })

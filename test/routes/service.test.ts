@@ -44,3 +44,14 @@ t.test('health, readiness and the OpenAPI document', async (t) => {
   t.equal(ui.statusCode, 200)
   t.match(ui.headers['content-type'], /text\/html/)
 })
+
+t.test('behind a trusted proxy, the OpenAPI server follows X-Forwarded-*; untrusted, it is ignored', async (t) => {
+  const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'automation.example.com', 'x-forwarded-prefix': '/netauto' }
+  const trusting = await buildTestApp(t, { env: { TRUST_PROXY: 'loopback' } })
+  t.same((await trusting.inject({ url: '/openapi.json', headers: forwarded })).json().servers, [{ url: 'https://automation.example.com/netauto' }])
+  const ui = await trusting.inject({ url: '/docs/json', headers: forwarded })
+  t.same(ui.json().servers, [{ url: 'https://automation.example.com/netauto' }], 'Swagger UI gets the same')
+
+  const plain = await buildTestApp(t)
+  t.equal((await plain.inject({ url: '/openapi.json', headers: forwarded })).json().servers, undefined)
+})

@@ -9,6 +9,8 @@ import usersRepositoryPlugin from './plugins/users-repository.js'
 import authPlugin, { requireAuthentication } from './plugins/auth.js'
 import errorHandlerPlugin from './plugins/error-handler.js'
 import openapiPlugin from './plugins/openapi.js'
+import metricsPlugin from './plugins/metrics.js'
+import loadSheddingPlugin from './plugins/load-shedding.js'
 import publicUrlPlugin from './plugins/public-url.js'
 import { ErrorResponse } from './schemas/common.js'
 import { trustProxy } from './lib/public-url.js'
@@ -62,6 +64,8 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   await app.register(databasePlugin)
   await app.register(usersRepositoryPlugin)
   await app.register(authPlugin)
+  await app.register(metricsPlugin)
+  await app.register(loadSheddingPlugin)
 
   await app.register(healthRoutes)
   await app.register(async (api) => {

@@ -1,7 +1,9 @@
 import fp from 'fastify-plugin'
 import basicAuth from '@fastify/basic-auth'
+import rateLimit from '@fastify/rate-limit'
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import { basicUsername } from '../lib/basic-auth-header.js'
 import { CredentialCache } from '../lib/credential-cache.js'
 import { HttpError, databaseUnavailable, isDatabaseUnavailable } from '../lib/errors.js'
 import { generatePassword, hashPassword, verifyPassword } from '../lib/passwords.js'
@@ -62,17 +64,38 @@ export default fp(async (fastify) => {
 
   fastify.decorateRequest('user', null as unknown as AuthUser)
   fastify.decorate('forgetCredentials', (username: string) => { cache.forget(username) })
-  fastify.decorate('authenticate', async function (request: FastifyRequest, reply: FastifyReply) {
-    // The header encodes username and password: a known one needs neither parsing nor hashing.
-    const header = request.headers.authorization
-    const cached = header === undefined ? undefined : cache.get(header)
-    if (cached !== undefined) {
-      request.user = cached
-    } else {
+  // Failed logins are counted per client address and username; past the limit, further attempts
+  // are refused before any password check. Successes are never counted.
+  await fastify.register(rateLimit, { global: false })
+  const loginFailures = fastify.createRateLimit({
+    max: fastify.config.LOGIN_FAILURES_MAX,
+    timeWindow: fastify.config.LOGIN_FAILURES_WINDOW_MS,
+    keyGenerator: (request) => `${request.ip}\u0000${basicUsername(request.headers.authorization)}`
+  })
+
+  async function login (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const limit = await loginFailures(request, { increment: false })
+    if (!limit.isAllowed && limit.remaining === 0) {
+      reply.header('retry-after', String(limit.ttlInSeconds))
+      throw new HttpError(429, `Too many failed logins; retry in ${limit.ttlInSeconds} s`)
+    }
+    try {
       await new Promise<void>((resolve, reject) => {
         fastify.basicAuth(request, reply, (err?: Error) => { if (err === undefined) resolve(); else reject(err) })
       })
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode === 401) await loginFailures(request)
+      throw err
     }
+  }
+
+  fastify.decorate('authenticate', async function (request: FastifyRequest, reply: FastifyReply) {
+    // The header encodes username and password: a known one needs neither parsing, hashing nor
+    // the failure counter, so a working client is never slowed.
+    const header = request.headers.authorization
+    const cached = header === undefined ? undefined : cache.get(header)
+    if (cached !== undefined) request.user = cached
+    else await login(request, reply)
     const allowed = request.routeOptions.config.roles
     if (allowed !== undefined && !request.user.roles.some((r) => r === 'admin' || allowed.includes(r))) {
       throw new HttpError(403, `This operation needs one of the roles: ${allowed.join(', ')}`)

@@ -45,6 +45,9 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   const app = Fastify({
     logger: { level: config.LOG_LEVEL, redact: REDACTED_PATHS, stream: options.logStream },
     bodyLimit: config.BODY_LIMIT,
+    // The first start of the embedded database runs initdb, which takes many seconds on a busy
+    // machine: Fastify's default 10 s plugin timeout would make that first start fail.
+    pluginTimeout: 120_000,
     trustProxy: trustProxy(config.TRUST_PROXY),
     // `/users` and `/users/` are one resource; scripts write either.
     routerOptions: { ignoreTrailingSlash: true },

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto'
 import configPlugin, { type Config } from './plugins/config.js'
 import databasePlugin from './plugins/database.js'
 import usersRepositoryPlugin from './plugins/users-repository.js'
+import componentGroupsRepositoryPlugin from './plugins/component-groups-repository.js'
 import authPlugin, { requireAuthentication } from './plugins/auth.js'
 import errorHandlerPlugin from './plugins/error-handler.js'
 import openapiPlugin from './plugins/openapi.js'
@@ -13,6 +14,7 @@ import { ErrorResponse } from './schemas/common.js'
 import healthRoutes from './routes/health.js'
 import usersRoutes from './routes/users/index.js'
 import configurationManagerRoutes from './routes/configuration_manager/index.js'
+import studioRoutes from './routes/studio/component-groups.js'
 
 /** Log fields that may carry secrets; pino replaces them with "[Redacted]". */
 export const REDACTED_PATHS = [
@@ -66,6 +68,7 @@ export async function buildApp (config: Config) {
   await app.register(openapiPlugin)
   await app.register(databasePlugin)
   await app.register(usersRepositoryPlugin)
+  await app.register(componentGroupsRepositoryPlugin)
   await app.register(authPlugin)
 
   await app.register(healthRoutes)
@@ -73,6 +76,7 @@ export async function buildApp (config: Config) {
     requireAuthentication(api)
     await api.register(usersRoutes, { prefix: '/users' })
     await api.register(configurationManagerRoutes, { prefix: '/configuration_manager' })
+    await api.register(studioRoutes, { prefix: '/studio/component-groups' })
   })
 
   return app

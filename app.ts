@@ -1,4 +1,4 @@
-import Fastify, { type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifySchemaValidationError, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { AjvCompiler, type BuildCompilerFromPool } from '@fastify/ajv-compiler'
 import { randomUUID } from 'node:crypto'
@@ -49,6 +49,17 @@ function validatorCompilers (): NonNullable<FastifyServerOptions['schemaControll
   return { compilersFactory: { buildValidator } }
 }
 
+/**
+ * Fastify's validation message, plus the name of an unknown property: Ajv's own message
+ * ("must NOT have additional properties") does not say which one it is.
+ */
+export function schemaErrorFormatter (errors: FastifySchemaValidationError[], dataVar: string): Error {
+  return new Error(errors.map((e) => {
+    const unknown = e.keyword === 'additionalProperties' ? ` ('${String(e.params.additionalProperty)}')` : ''
+    return `${dataVar}${e.instancePath} ${e.message ?? 'is invalid'}${unknown}`
+  }).join(', '))
+}
+
 /** Builds the service: cross-cutting plugins first, then the open routes, then the guarded areas. */
 export async function buildApp (config: Config) {
   const app = Fastify({
@@ -58,6 +69,7 @@ export async function buildApp (config: Config) {
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     schemaController: validatorCompilers(),
+    schemaErrorFormatter,
     ajv: { customOptions: { allErrors: false } }
   }).withTypeProvider<TypeBoxTypeProvider>()
 

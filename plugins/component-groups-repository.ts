@@ -94,6 +94,16 @@ function fieldParams (fields: ComponentGroupFields): unknown[] {
   return [fields.name, fields.gbacRead, fields.gbacWrite, JSON.stringify(doc)]
 }
 
+/** The parameters of REPLACE_SQL. */
+export function replaceParams (user: GbacUser, id: string, fields: ComponentGroupFields, expected: ExpectedVersions): unknown[] {
+  return [id, ...gbacParams(user), ...fieldParams(fields), expected ?? null]
+}
+
+/** The parameters of GET_SQL. */
+export function getParams (user: GbacUser, id: string): unknown[] {
+  return [id, ...gbacParams(user)]
+}
+
 const isUniqueViolation = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === '23505'
 
 /** Component groups table access. Every read and write is filtered by the caller's groups. */
@@ -151,7 +161,7 @@ export function componentGroupsRepository (db: Db) {
 
     /** The document, when it exists and `user` may read it. */
     async get (user: GbacUser, id: string): Promise<ComponentGroup | undefined> {
-      const { rows } = await db.query<Row>(GET_SQL, [id, ...gbacParams(user)])
+      const { rows } = await db.query<Row>(GET_SQL, getParams(user, id))
       return rows[0] === undefined ? undefined : toDoc(rows[0])
     },
 
@@ -164,7 +174,7 @@ export function componentGroupsRepository (db: Db) {
 
     /** Replaces the writable fields and adds 1 to the version, if `user` may and the version matches. */
     async replace (user: GbacUser, id: string, fields: ComponentGroupFields, expected: ExpectedVersions): Promise<Outcome> {
-      const params = [id, ...gbacParams(user), ...fieldParams(fields), expected ?? null]
+      const params = replaceParams(user, id, fields, expected)
       return await conditionalWrite(user, id, expected, async () => (await db.query<Row>(REPLACE_SQL, params)).rows[0])
     },
 

@@ -1,10 +1,13 @@
 // npm run bench [-- name ...]: runs every scenario (or those whose name contains a given word),
 // printing one JSON line each.
 import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
+import { studioGet, studioPut } from './studio.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
   'ismaintenance-with-auth': maintenanceWithAuth,
-  'startup-embedded': startupEmbedded
+  'startup-embedded': startupEmbedded,
+  'studio-put': studioPut,
+  'studio-get': studioGet
 }
 
 const filters = process.argv.slice(2)

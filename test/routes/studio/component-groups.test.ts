@@ -481,8 +481,8 @@ t.test('every component-group route is in the OpenAPI document with its schemas'
   const app = await buildTestApp(t)
   const doc = (await app.inject({ url: '/openapi.json' })).json()
   const routes: Array<[string, string, number[]]> = [
-    ['/studio/component-groups/', 'get', [200, 400, 401]],
-    ['/studio/component-groups/', 'post', [200, 400, 401, 403, 409]],
+    ['/studio/component-groups', 'get', [200, 400, 401]],
+    ['/studio/component-groups', 'post', [200, 400, 401, 403, 409]],
     ['/studio/component-groups/import', 'post', [200, 400, 401, 403, 409]],
     ['/studio/component-groups/{id}', 'get', [200, 400, 401, 404]],
     ['/studio/component-groups/{id}', 'put', [200, 400, 401, 403, 404, 409]],
@@ -505,7 +505,7 @@ t.test('every component-group route is in the OpenAPI document with its schemas'
   t.same(put.parameters.map((p: { in: string, name: string }) => `${p.in}:${p.name}`).sort(), ['header:if-match', 'path:id'])
   const updated = put.responses['200'].content['application/json'].schema.properties.updated
   t.same(updated.required.sort(), ['_id', 'description', 'gbacRead', 'gbacWrite', 'members', 'meta', 'name', 'version'])
-  const list = doc.paths['/studio/component-groups/'].get
+  const list = doc.paths['/studio/component-groups'].get
   t.same(list.parameters.map((p: { name: string }) => p.name).sort(), ['contains', 'limit', 'order', 'skip', 'sort'])
   t.ok(doc.paths['/studio/component-groups/import'].post.requestBody.content['application/json'].schema.properties.componentGroups)
 })

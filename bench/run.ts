@@ -1,10 +1,13 @@
 // npm run bench [-- name ...]: runs every scenario (or those whose name contains a given word),
 // printing one JSON line each.
 import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
+import { behindNginx, outageRecovery } from './ops.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
   'ismaintenance-with-auth': maintenanceWithAuth,
-  'startup-embedded': startupEmbedded
+  'startup-embedded': startupEmbedded,
+  'behind-nginx': behindNginx,
+  'database-outage-recovery': outageRecovery
 }
 
 const filters = process.argv.slice(2)

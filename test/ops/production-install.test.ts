@@ -28,6 +28,8 @@ t.test('the production install runs the service', async (t) => {
   }
   t.ok(await exists(path.join(app, 'node_modules', 'fastify')), 'production dependencies are')
   t.ok(await exists(path.join(app, 'dist', 'migrations', '001-users.sql')), 'migrations ship in dist/')
+  t.notOk(await exists(path.join(app, 'dist', 'bench')), 'benchmarks do not (not in the build context)')
+  t.notOk(await exists(path.join(app, 'dist', 'test')), 'nor test fixtures')
 
   for (const kind of testDatabases) {
     t.test(`on the ${kind} database`, async (t) => {

@@ -2,12 +2,15 @@
 // printing one JSON line each.
 import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
 import { studioGet, studioPut } from './studio.js'
+import { behindNginx, outageRecovery } from './ops.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
   'ismaintenance-with-auth': maintenanceWithAuth,
   'startup-embedded': startupEmbedded,
   'studio-put': studioPut,
-  'studio-get': studioGet
+  'studio-get': studioGet,
+  'behind-nginx': behindNginx,
+  'database-outage-recovery': outageRecovery
 }
 
 const filters = process.argv.slice(2)

@@ -58,7 +58,7 @@ async function backends (applicationName: string): Promise<number[]> {
 }
 
 /** The service on a fresh schema, reaching PostgreSQL through a proxy the test can cut. */
-async function setUp (t: Test) {
+async function setUp (t: Test, env: Record<string, string> = {}) {
   const database = await createTestDatabase(t, 'postgres')
   const direct = new URL(database.env.DATABASE_URL ?? '')
   const proxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port === '' ? 5432 : direct.port) })
@@ -67,7 +67,7 @@ async function setUp (t: Test) {
   const url = new URL(direct)
   url.port = String(proxy.port)
   url.searchParams.set('application_name', applicationName)
-  const app = await buildTestApp(t, { database: { ...database, env: { ...database.env, DATABASE_URL: url.toString() } } })
+  const app = await buildTestApp(t, { database: { ...database, env: { ...database.env, ...env, DATABASE_URL: url.toString() } } })
   // Credentials are remembered once verified: the admin's are now, the viewer's are not.
   t.equal((await app.inject({ url: '/users', headers: { authorization: adminAuth } })).statusCode, 200)
   const viewer = await createUser(app, { username: 'viewer' })
@@ -131,4 +131,22 @@ t.test('backends terminated by the server are replaced', { skip }, async (t) => 
   const after = await backends(applicationName)
   t.ok(after.length > 0 && after.every((pid) => !before.includes(pid)), 'served by new connections')
   t.ok(proxy.accepted > before.length, 'opened through the same address')
+})
+
+t.test('a database that stops answering (connections open, nothing comes back) gives 503s, not hung requests', { skip }, async (t) => {
+  const { app, proxy, run } = await setUp(t, { DATABASE_QUERY_TIMEOUT_MS: '1000' })
+  proxy.freeze()
+  const started = Date.now()
+  const answers = await Promise.all(Object.values(run).map(async (probe) => await probe()))
+  const elapsedMs = Date.now() - started
+  for (const answer of answers) {
+    t.equal(answer.statusCode, 503, answer.body)
+    t.match(JSON.parse(answer.body), { statusCode: 503, code: 'DATABASE_UNAVAILABLE' })
+  }
+  // Bounded by the query and connect timeouts (1 s and 5 s), far from "forever".
+  t.ok(elapsedMs < 20_000, `answered in ${elapsedMs} ms`)
+  t.equal((await app.inject({ url: '/health' })).statusCode, 200)
+  await proxy.restore()
+  const after = await recover(run, 5000)
+  t.ok(after.recovered, `served again ${after.elapsedMs} ms after the database answered again`)
 })

@@ -13,6 +13,8 @@ import { ErrorResponse } from './schemas/common.js'
 import healthRoutes from './routes/health.js'
 import usersRoutes from './routes/users/index.js'
 import configurationManagerRoutes from './routes/configuration_manager/index.js'
+import gitPlugin from './plugins/git.js'
+import gitProjectsRoutes from './routes/git/projects.js'
 
 /** Log fields that may carry secrets; pino replaces them with "[Redacted]". */
 export const REDACTED_PATHS = [
@@ -47,15 +49,23 @@ function validatorCompilers (): NonNullable<FastifyServerOptions['schemaControll
   return { compilersFactory: { buildValidator } }
 }
 
+export interface BuildOptions {
+  /** Where log lines go instead of standard output (tests read them). */
+  logStream?: { write: (line: string) => void }
+}
+
 /** Builds the service: cross-cutting plugins first, then the open routes, then the guarded areas. */
-export async function buildApp (config: Config) {
+export async function buildApp (config: Config, options: BuildOptions = {}) {
   const app = Fastify({
-    logger: { level: config.LOG_LEVEL, redact: REDACTED_PATHS },
+    logger: { level: config.LOG_LEVEL, redact: REDACTED_PATHS, ...(options.logStream === undefined ? {} : { stream: options.logStream }) },
     bodyLimit: config.BODY_LIMIT,
     trustProxy: trustProxyOption(config.TRUST_PROXY),
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     schemaController: validatorCompilers(),
+    // Path parameters may be long once decoded (a Git project path may take 1,024 bytes); the
+    // routes check their own limits and say which one a value broke.
+    routerOptions: { maxParamLength: 2048 },
     ajv: { customOptions: { allErrors: false } }
   }).withTypeProvider<TypeBoxTypeProvider>()
 
@@ -67,12 +77,14 @@ export async function buildApp (config: Config) {
   await app.register(databasePlugin)
   await app.register(usersRepositoryPlugin)
   await app.register(authPlugin)
+  await app.register(gitPlugin)
 
   await app.register(healthRoutes)
   await app.register(async (api) => {
     requireAuthentication(api)
     await api.register(usersRoutes, { prefix: '/users' })
     await api.register(configurationManagerRoutes, { prefix: '/configuration_manager' })
+    await api.register(gitProjectsRoutes, { prefix: '/git' })
   })
 
   return app

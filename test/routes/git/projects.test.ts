@@ -61,6 +61,44 @@ async function pushFromElsewhere (repo: string, change: (work: string) => Promis
   }
 }
 
+/**
+ * A provider in front of the fixture that runs `beforePush` before passing on each push: the
+ * place to make another writer win the race between our look at the branch and our push.
+ */
+async function racingProvider (t: Test, beforePush: () => Promise<'forward' | number>): Promise<string> {
+  const proxy = createHttpServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      void (async () => {
+        try {
+        const action = req.method === 'POST' && req.url?.endsWith('/git-receive-pack') === true ? await beforePush() : 'forward'
+        if (action !== 'forward') {
+          res.writeHead(action, { 'content-type': 'text/plain' }).end('refused by the proxy')
+          return
+        }
+        const headers: Record<string, string> = {}
+        for (const name of ['authorization', 'content-type', 'accept', 'user-agent', 'content-encoding', 'git-protocol']) {
+          const value = req.headers[name]
+          if (typeof value === 'string') headers[name] = value
+        }
+        const upstream = await fetch(`${server.url}${req.url ?? '/'}`, {
+          method: req.method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined
+        })
+        res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream' })
+        res.end(Buffer.from(await upstream.arrayBuffer()))
+        } catch (err) {
+          res.writeHead(500).end(String(err))
+        }
+      })()
+    })
+  })
+  proxy.listen(0, '127.0.0.1')
+  await once(proxy, 'listening')
+  t.teardown(async () => { await new Promise<void>((resolve) => proxy.close(() => { resolve() })) })
+  return `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
+}
+
 const app = await gitApp(t)
 const ann = await createUser(app, { username: 'ann', roles: ['designer'], email: 'ann@example.com' })
 
@@ -283,11 +321,13 @@ t.test('provider failures name the provider and repository, never the token', as
     await new Promise<void>((resolve) => web.close(() => { resolve() }))
   })
 
+  const broken = await racingProvider(t, async () => 500)
   let logs = ''
   const logged = await gitApp(t, {
     env: {
       LOG_LEVEL: 'debug',
       GIT_PROVIDERS: providersJson({
+        Broken: { url: broken, username: USER, token: TOKEN },
         BadCreds: { url: server.url, username: USER, token: WRONG_TOKEN },
         Anonymous: { url: server.url },
         Down: { url: `http://127.0.0.1:${closedPort}`, token: TOKEN },
@@ -312,6 +352,7 @@ t.test('provider failures name the provider and repository, never the token', as
     { gitType: 'Down', repo, status: 502, code: 'GIT_PROVIDER_UNREACHABLE', message: /^Git provider Down is unreachable \(ECONNREFUSED\) for repository netops\/guarded$/ },
     { gitType: 'Silent', repo, status: 504, code: 'GIT_PROVIDER_TIMEOUT', message: /^Git provider Silent did not answer within 300 ms for repository netops\/guarded$/ },
     { gitType: 'Web', repo, status: 502, code: 'GIT_PROVIDER_ERROR', message: /^Git provider Web did not answer as a Git smart HTTP server for repository netops\/guarded$/ },
+    { gitType: 'Broken', repo, status: 502, code: 'GIT_PROVIDER_ERROR', message: /^Git provider Broken answered HTTP 500 for repository netops\/guarded$/ },
     { gitType: 'GitHub', repo, status: 502, code: 'GIT_PUSH_REFUSED', message: /^Git provider GitHub refused the push to branch main of repository netops\/guarded: pre-receive hook declined \(.*policy: branch is frozen.*\)$/ }
   ]
   const bodies: string[] = []
@@ -375,6 +416,79 @@ t.test('a damaged cache is detected and rebuilt', async (t) => {
   t.equal(await git(repo, 'fsck', '--strict', '--no-progress'), '', 'the repository is consistent')
   t.match(logs, /Git cache unusable; rebuilding it from the provider/, 'the rebuild was logged')
   t.notOk(logs.includes(TOKEN))
+})
+
+t.test('a push that loses the race to another writer is made again on the new tip', async (t) => {
+  const repo = 'netops/race'
+  await server.createRepo(repo)
+  let pushes = 0
+  let others = 0
+  let othersWin = 1
+  const url = await racingProvider(t, async () => {
+    pushes++
+    if (othersWin-- > 0) {
+      others++
+      await pushFromElsewhere(repo, async (work) => { await writeFile(path.join(work, `other-${others}.json`), '{}\n') }, `Other writer ${others}`)
+    }
+    return 'forward'
+  })
+  const own = await gitApp(t, { env: { GIT_PROVIDERS: providersJson({ Racy: { url, username: USER, token: TOKEN } }) } })
+  const initialize = async (file: string) => await own.inject({
+    method: 'POST', url: projectUrl(repo, 'main', file, 'Racy'), headers: { authorization: adminAuth }, payload: {}
+  })
+
+  const won = await initialize('mine.json')
+  t.equal(won.statusCode, 200, won.body)
+  t.equal(pushes, 2, 'the first push was refused by the server (the branch had moved), the second landed')
+  t.same(await subjects(repo), ['Initialize project mine.json', 'Other writer 1', 'Initial commit'], 'on top of the other writer, linear')
+
+  othersWin = Infinity
+  pushes = 0
+  const before = await tip(repo)
+  const lost = await initialize('never.json')
+  t.equal(lost.statusCode, 503, lost.body)
+  t.match(lost.json(), { code: 'GIT_BRANCH_BUSY', message: /^Branch main of repository netops\/race kept moving during 5 pushes; try again$/ })
+  t.equal(pushes, 5, 'bounded attempts')
+  t.equal(await git(repo, 'rev-list', '--count', `${before}..main`), '5', 'only the other writer\'s commits landed')
+  t.notOk((await git(repo, 'ls-tree', '--name-only', 'main')).split('\n').includes('never.json'))
+})
+
+t.test('a branch created where the repository has no default branch starts with a first commit', async (t) => {
+  const repo = 'netops/headless'
+  await server.createRepo(repo, { branch: 'only' })
+  await git(repo, 'symbolic-ref', 'HEAD', 'refs/heads/unborn')
+  const response = await app.inject({ method: 'POST', url: projectUrl(repo, 'fresh', 'p.json'), headers: { authorization: ann }, payload: {} })
+  t.equal(response.statusCode, 200, response.body)
+  t.equal(await git(repo, 'rev-list', '--count', 'fresh'), '1')
+  t.equal(await git(repo, 'rev-list', '--count', 'only'), '1', 'the other branch is untouched')
+})
+
+t.test('a cache grown past its bounds is rebuilt from one shallow fetch', async (t) => {
+  let logs = ''
+  const own = await gitApp(t, { env: { LOG_LEVEL: 'info' }, logStream: { write: (line) => { logs += line } } })
+  const repo = 'netops/bounded'
+  await server.createRepo(repo)
+  const cache = path.join(own.config.DATA_DIR, 'git', 'github', 'netops%2Fbounded.git')
+  let n = 0
+  const initialize = async () => await own.inject({ method: 'POST', url: projectUrl(repo, 'main', `f-${n++}.json`), headers: { authorization: adminAuth }, payload: {} })
+  t.equal((await initialize()).statusCode, 200)
+  t.equal(await readFile(path.join(cache, 'netauto-commits'), 'utf8'), '1', 'commits made in the cache are counted')
+
+  const grow: Array<[string, () => Promise<void>]> = [
+    ['1,000 commits', async () => { await writeFile(path.join(cache, 'netauto-commits'), '1000') }],
+    ['51 packs', async () => {
+      for (let i = 0; i < 51; i++) await writeFile(path.join(cache, 'objects', 'pack', `pack-${String(i).padStart(40, '0')}.idx`), '')
+    }]
+  ]
+  for (const [what, apply] of grow) {
+    await apply()
+    const mark = server.requests
+    const response = await initialize()
+    t.equal(response.statusCode, 200, `${what}: ${response.body}`)
+    t.same(requestsSince(mark), ['GET git-upload-pack', 'POST git-upload-pack', 'GET git-receive-pack', 'POST git-receive-pack'], `${what}: fetched again`)
+    t.equal(await readFile(path.join(cache, 'netauto-commits'), 'utf8'), '1', `${what}: counting starts again`)
+  }
+  t.equal((logs.match(/Git cache rebuilt to bound its size/g) ?? []).length, 2)
 })
 
 for (const database of testDatabases) {

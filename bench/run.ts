@@ -1,10 +1,12 @@
 // npm run bench [-- name ...]: runs every scenario (or those whose name contains a given word),
 // printing one JSON line each.
 import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
+import { gitInitWarm } from './git.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
   'ismaintenance-with-auth': maintenanceWithAuth,
-  'startup-embedded': startupEmbedded
+  'startup-embedded': startupEmbedded,
+  'git-init-warm-vs-cli': gitInitWarm
 }
 
 const filters = process.argv.slice(2)

@@ -10,7 +10,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from './database.js'
 import { HttpError } from '../lib/errors.js'
 import { KeyedMutex } from '../lib/keyed-mutex.js'
-import { branchRef, repoRemoteUrl } from '../lib/git-paths.js'
+import { branchRef, cacheDirName, repoRemoteUrl } from '../lib/git-paths.js'
 import { findProvider, type GitProvider, type GitProviders } from '../lib/git-providers.js'
 import type { GitIdentity } from '../lib/git-commit.js'
 import { addFileToTree, type TreeStore } from '../lib/git-tree.js'
@@ -239,8 +239,7 @@ export function gitService (options: { db: Db, dataDir: string, providers: GitPr
   }
 
   function openRepo (provider: GitProvider, repoPath: string): Repo {
-    // Flat names: a repository path segment may end in `.git`, which must not nest one cache in another.
-    const gitdir = path.join(root, provider.name.toLowerCase(), `${repoPath.replaceAll('/', '%2F')}.git`)
+    const gitdir = path.join(root, provider.name.toLowerCase(), cacheDirName(repoPath))
     const secrets: string[] = []
     let authorization: string | undefined
     if (provider.token !== undefined) {
@@ -433,6 +432,7 @@ export function gitService (options: { db: Db, dataDir: string, providers: GitPr
     } catch (err) {
       log.warn({ provider: repo.provider.name, repository: repo.repoPath, reason: repo.redact(describe(err)) },
         'Git cache could not record a push; it will be rebuilt')
+      memory.delete(repo.gitdir)
       await rm(repo.gitdir, { recursive: true, force: true }).catch(() => {})
     }
   }

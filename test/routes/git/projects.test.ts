@@ -164,6 +164,18 @@ t.test('encoded slashes and characters in every parameter; a missing branch star
     ['Initialize project projects/east/other.json', 'Initialize project projects/east/site a €.json', 'Initial commit'])
 })
 
+t.test('a repository path longer than a file name gets a cache all the same', async (t) => {
+  const repo = ['a'.repeat(150), 'b'.repeat(150), 'c'.repeat(150)].join('/')
+  await server.createRepo(repo)
+  for (const file of ['one.json', 'two.json']) {
+    const response = await app.inject({ method: 'POST', url: projectUrl(repo, 'main', file), headers: { authorization: ann }, payload: {} })
+    t.equal(response.statusCode, 200, response.body)
+  }
+  t.equal(await git(repo, 'rev-list', '--count', 'main'), '3')
+  const caches = await readdir(path.join(app.config.DATA_DIR, 'git', 'github'))
+  t.ok(caches.some((name) => name.startsWith('a'.repeat(150)) && name.length <= 255), 'a shortened, digested name')
+})
+
 t.test('an empty repository gets its first commit', async (t) => {
   const repo = 'netops/empty'
   await gitCli(['init', '-q', '--bare', '--initial-branch=main', server.repoDir(repo)])
@@ -279,6 +291,10 @@ t.test('bad input is a 400 naming the problem, and nothing reaches the provider'
     method: 'POST', url: projectUrl(repo, 'main', 'p.json'), headers: { authorization: ann, 'content-type': 'application/json' }, payload: '{"project":'
   })
   t.equal(malformed.statusCode, 400)
+  const tooLong = await app.inject({ method: 'POST', url: projectUrl(repo, 'main', 'x'.repeat(2049)), headers: { authorization: ann }, payload: {} })
+  t.equal(tooLong.statusCode, 414, 'past the router\'s limit on a decoded parameter')
+  const unencoded = await app.inject({ method: 'POST', url: '/git/GitHub/repos/netops/automation/branches/main/projects/p.json', headers: { authorization: ann }, payload: {} })
+  t.equal(unencoded.statusCode, 404, 'slashes must be encoded for the route to match')
   t.same(requestsSince(mark), [], 'the provider was not contacted')
   t.equal(await tip(repo), before)
 })

@@ -2,14 +2,18 @@ import Fastify, { type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { AjvCompiler, type BuildCompilerFromPool } from '@fastify/ajv-compiler'
 import { randomUUID } from 'node:crypto'
+import type { DestinationStream } from 'pino'
 import configPlugin, { type Config } from './plugins/config.js'
 import databasePlugin from './plugins/database.js'
 import usersRepositoryPlugin from './plugins/users-repository.js'
 import authPlugin, { requireAuthentication } from './plugins/auth.js'
 import errorHandlerPlugin from './plugins/error-handler.js'
 import openapiPlugin from './plugins/openapi.js'
+import metricsPlugin from './plugins/metrics.js'
+import loadSheddingPlugin from './plugins/load-shedding.js'
 import publicUrlPlugin from './plugins/public-url.js'
 import { ErrorResponse } from './schemas/common.js'
+import { trustProxy } from './lib/public-url.js'
 import healthRoutes from './routes/health.js'
 import usersRoutes from './routes/users/index.js'
 import configurationManagerRoutes from './routes/configuration_manager/index.js'
@@ -22,17 +26,6 @@ export const REDACTED_PATHS = [
   'req.headers["proxy-authorization"]',
   'password', '*.password', '*.*.password', 'token', '*.token', '*.*.token'
 ]
-
-/** TRUST_PROXY: "true"/"false", a hop count, or a comma-separated list of addresses/CIDRs. */
-export function trustProxyOption (value: string | undefined): NonNullable<FastifyServerOptions['trustProxy']> {
-  if (value === undefined || value === 'false') return false
-  if (value === 'true') return true
-  if (/^\d+$/.test(value)) {
-    const hops = Number(value)
-    return (_address, hop) => hop < hops
-  }
-  return value
-}
 
 // Request bodies are validated as sent: no type coercion, unknown properties are an error.
 // Query strings and path parameters arrive as text, so there numbers and booleans are coerced.
@@ -49,26 +42,27 @@ function validatorCompilers (): NonNullable<FastifyServerOptions['schemaControll
   return { compilersFactory: { buildValidator } }
 }
 
-export interface BuildOptions {
-  /** Where log lines go instead of standard output (tests read them). */
-  logStream?: { write: (line: string) => void }
-}
-
 /** Builds the service: cross-cutting plugins first, then the open routes, then the guarded areas. */
-export async function buildApp (config: Config, options: BuildOptions = {}) {
+export async function buildApp (config: Config, options: { logStream?: DestinationStream } = {}) {
   const app = Fastify({
-    logger: { level: config.LOG_LEVEL, redact: REDACTED_PATHS, ...(options.logStream === undefined ? {} : { stream: options.logStream }) },
+    logger: { level: config.LOG_LEVEL, redact: REDACTED_PATHS, stream: options.logStream },
     bodyLimit: config.BODY_LIMIT,
-    trustProxy: trustProxyOption(config.TRUST_PROXY),
+    // The first start of the embedded database runs initdb, which takes many seconds on a busy
+    // machine: Fastify's default 10 s plugin timeout would make that first start fail.
+    pluginTimeout: 120_000,
+    trustProxy: trustProxy(config.TRUST_PROXY),
+    // `/users` and `/users/` are one resource; scripts write either. Path parameters may be long
+    // once decoded (a Git project path may take 1,024 bytes): the routes check their own limits
+    // and say which one a value broke.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     schemaController: validatorCompilers(),
-    // Path parameters may be long once decoded (a Git project path may take 1,024 bytes); the
-    // routes check their own limits and say which one a value broke.
-    routerOptions: { maxParamLength: 2048 },
     ajv: { customOptions: { allErrors: false } }
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  // The API speaks JSON only: any other body type is a 415, not a string handed to validation.
+  app.removeContentTypeParser('text/plain')
   app.addSchema(ErrorResponse)
   await app.register(configPlugin, { config })
   await app.register(errorHandlerPlugin)
@@ -77,6 +71,8 @@ export async function buildApp (config: Config, options: BuildOptions = {}) {
   await app.register(databasePlugin)
   await app.register(usersRepositoryPlugin)
   await app.register(authPlugin)
+  await app.register(metricsPlugin)
+  await app.register(loadSheddingPlugin)
   await app.register(gitPlugin)
 
   await app.register(healthRoutes)

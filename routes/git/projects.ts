@@ -56,6 +56,13 @@ const gitProjects: FastifyPluginAsyncTypebox = async (fastify) => {
     request.log.info({ provider: provider.name, repository: repoPath, branch, projectPath, ...result }, 'project initialized in Git')
     return { message: 'Successfully initialized project', data: project }
   })
+
+  // Trailing slashes are ignored, so `.../projects/` (an empty projectPath) arrives here: it is
+  // the empty path it looks like, not an unknown route.
+  fastify.post('/:gitType/repos/:repoPath/branches/:branchName/projects', {
+    config: { roles: WRITERS },
+    schema: { hide: true, response: errorResponses(400) }
+  }, async () => valid(validateProjectPath('')))
 }
 
 export default gitProjects

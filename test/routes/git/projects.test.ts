@@ -7,8 +7,7 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { gitCli, startGitServer } from '../../fixtures/git-server.js'
-import { buildApp } from '../../../app.js'
-import { adminAuth, buildTestApp, createTestDatabase, createUser, testConfig, testDatabases, type TestApp, type TestDatabase } from '../../helper.js'
+import { adminAuth, buildTestApp, captureLogs, createTestDatabase, createUser, testDatabases, type TestApp, type TestDatabase } from '../../helper.js'
 
 const USER = 'netops-bot'
 const TOKEN = 'glpat-Secret-Token-4f9a2c'
@@ -38,12 +37,9 @@ function requestsSince (from: number): string[] {
   })
 }
 
-async function gitApp (t: Test, options: { database?: TestDatabase, env?: Record<string, string>, logStream?: { write: (line: string) => void } } = {}): Promise<TestApp> {
-  const database = options.database ?? await createTestDatabase(t, 'embedded')
-  const app = await buildApp(testConfig({ ...database.env, GIT_PROVIDERS: providersJson(), ...options.env }), { logStream: options.logStream })
-  t.teardown(async () => { await app.close() })
-  await app.ready()
-  return app
+/** The service with GitHub pointing at the fixture (and credentials for it), unless `env` says otherwise. */
+async function gitApp (t: Test, options: { database?: TestDatabase, env?: Record<string, string>, logStream?: ReturnType<typeof captureLogs> } = {}): Promise<TestApp> {
+  return await buildTestApp(t, { database: options.database, env: { GIT_PROVIDERS: providersJson(), ...options.env }, logStream: options.logStream })
 }
 
 /** A commit made elsewhere (the git CLI in a clone of its own), as another writer would. */
@@ -338,7 +334,7 @@ t.test('provider failures name the provider and repository, never the token', as
   })
 
   const broken = await racingProvider(t, async () => 500)
-  let logs = ''
+  const logs = captureLogs()
   const logged = await gitApp(t, {
     env: {
       LOG_LEVEL: 'debug',
@@ -351,7 +347,7 @@ t.test('provider failures name the provider and repository, never the token', as
         Web: { url: `http://127.0.0.1:${(web.address() as AddressInfo).port}`, token: TOKEN }
       })
     },
-    logStream: { write: (line) => { logs += line } }
+    logStream: logs
   })
 
   const repo = 'netops/guarded'
@@ -381,17 +377,18 @@ t.test('provider failures name the provider and repository, never the token', as
   t.equal(await tip(repo), before, 'nothing landed')
 
   const secrets = [TOKEN, WRONG_TOKEN, Buffer.from(`${USER}:${TOKEN}`).toString('base64'), Buffer.from(`${USER}:${WRONG_TOKEN}`).toString('base64')]
-  t.match(logs, /"msg":"request failed"/, 'the failures were logged')
-  t.match(logs, /GIT_PROVIDER_AUTH/)
+  const logText = logs.lines.join('')
+  t.match(logText, /"msg":"request failed"/, 'the failures were logged')
+  t.match(logText, /GIT_PROVIDER_AUTH/)
   for (const secret of secrets) {
-    t.notOk(logs.includes(secret), 'no token in the logs')
+    t.notOk(logText.includes(secret), 'no token in the logs')
     t.notOk(bodies.some((b) => b.includes(secret)), 'no token in a response')
   }
 })
 
 t.test('a damaged cache is detected and rebuilt', async (t) => {
-  let logs = ''
-  const own = await gitApp(t, { env: { LOG_LEVEL: 'warn' }, logStream: { write: (line) => { logs += line } } })
+  const logs = captureLogs()
+  const own = await gitApp(t, { env: { LOG_LEVEL: 'warn' }, logStream: logs })
   const repo = 'netops/fragile'
   await server.createRepo(repo, { files: { 'a/b/c.json': '{}\n' } })
   const cache = path.join(own.config.DATA_DIR, 'git', 'github', 'netops%2Ffragile.git')
@@ -430,8 +427,8 @@ t.test('a damaged cache is detected and rebuilt', async (t) => {
   }
   t.equal(await git(repo, 'rev-list', '--count', 'main'), String(damages.length + 2))
   t.equal(await git(repo, 'fsck', '--strict', '--no-progress'), '', 'the repository is consistent')
-  t.match(logs, /Git cache unusable; rebuilding it from the provider/, 'the rebuild was logged')
-  t.notOk(logs.includes(TOKEN))
+  t.match(logs.lines.join(''), /Git cache unusable; rebuilding it from the provider/, 'the rebuild was logged')
+  t.notOk(logs.lines.join('').includes(TOKEN))
 })
 
 t.test('a push that loses the race to another writer is made again on the new tip', async (t) => {
@@ -480,8 +477,8 @@ t.test('a branch created where the repository has no default branch starts with 
 })
 
 t.test('a cache grown past its bounds is rebuilt from one shallow fetch', async (t) => {
-  let logs = ''
-  const own = await gitApp(t, { env: { LOG_LEVEL: 'info' }, logStream: { write: (line) => { logs += line } } })
+  const logs = captureLogs()
+  const own = await gitApp(t, { env: { LOG_LEVEL: 'info' }, logStream: logs })
   const repo = 'netops/bounded'
   await server.createRepo(repo)
   const cache = path.join(own.config.DATA_DIR, 'git', 'github', 'netops%2Fbounded.git')
@@ -504,7 +501,7 @@ t.test('a cache grown past its bounds is rebuilt from one shallow fetch', async 
     t.same(requestsSince(mark), ['GET git-upload-pack', 'POST git-upload-pack', 'GET git-receive-pack', 'POST git-receive-pack'], `${what}: fetched again`)
     t.equal(await readFile(path.join(cache, 'netauto-commits'), 'utf8'), '1', `${what}: counting starts again`)
   }
-  t.equal((logs.match(/Git cache rebuilt to bound its size/g) ?? []).length, 2)
+  t.equal(logs.lines.filter((line) => line.includes('Git cache rebuilt to bound its size')).length, 2)
 })
 
 for (const database of testDatabases) {

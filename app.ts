@@ -1,4 +1,4 @@
-import Fastify, { type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifySchemaValidationError, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { AjvCompiler, type BuildCompilerFromPool } from '@fastify/ajv-compiler'
 import { randomUUID } from 'node:crypto'
@@ -6,6 +6,7 @@ import type { DestinationStream } from 'pino'
 import configPlugin, { type Config } from './plugins/config.js'
 import databasePlugin from './plugins/database.js'
 import usersRepositoryPlugin from './plugins/users-repository.js'
+import componentGroupsRepositoryPlugin from './plugins/component-groups-repository.js'
 import authPlugin, { requireAuthentication } from './plugins/auth.js'
 import errorHandlerPlugin from './plugins/error-handler.js'
 import openapiPlugin from './plugins/openapi.js'
@@ -17,6 +18,7 @@ import { trustProxy } from './lib/public-url.js'
 import healthRoutes from './routes/health.js'
 import usersRoutes from './routes/users/index.js'
 import configurationManagerRoutes from './routes/configuration_manager/index.js'
+import studioRoutes from './routes/studio/component-groups.js'
 import gitPlugin from './plugins/git.js'
 import gitProjectsRoutes from './routes/git/projects.js'
 
@@ -42,6 +44,17 @@ function validatorCompilers (): NonNullable<FastifyServerOptions['schemaControll
   return { compilersFactory: { buildValidator } }
 }
 
+/**
+ * Fastify's validation message, plus the name of an unknown property: Ajv's own message
+ * ("must NOT have additional properties") does not say which one it is.
+ */
+export function schemaErrorFormatter (errors: FastifySchemaValidationError[], dataVar: string): Error {
+  return new Error(errors.map((e) => {
+    const unknown = e.keyword === 'additionalProperties' ? ` ('${String(e.params.additionalProperty)}')` : ''
+    return `${dataVar}${e.instancePath} ${e.message ?? 'is invalid'}${unknown}`
+  }).join(', '))
+}
+
 /** Builds the service: cross-cutting plugins first, then the open routes, then the guarded areas. */
 export async function buildApp (config: Config, options: { logStream?: DestinationStream } = {}) {
   const app = Fastify({
@@ -58,6 +71,7 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     schemaController: validatorCompilers(),
+    schemaErrorFormatter,
     ajv: { customOptions: { allErrors: false } }
   }).withTypeProvider<TypeBoxTypeProvider>()
 
@@ -70,6 +84,7 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   await app.register(openapiPlugin)
   await app.register(databasePlugin)
   await app.register(usersRepositoryPlugin)
+  await app.register(componentGroupsRepositoryPlugin)
   await app.register(authPlugin)
   await app.register(metricsPlugin)
   await app.register(loadSheddingPlugin)
@@ -80,6 +95,7 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
     requireAuthentication(api)
     await api.register(usersRoutes, { prefix: '/users' })
     await api.register(configurationManagerRoutes, { prefix: '/configuration_manager' })
+    await api.register(studioRoutes, { prefix: '/studio/component-groups' })
     await api.register(gitProjectsRoutes, { prefix: '/git' })
   })
 

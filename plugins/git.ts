@@ -219,7 +219,7 @@ async function remote<T> (repo: Repo, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-export function gitService (options: { db: Db, dataDir: string, providers: GitProviders }): GitService & { close: () => Promise<void> } {
+function gitService (options: { db: Db, dataDir: string, providers: GitProviders }): GitService & { close: () => Promise<void> } {
   const { db, providers } = options
   const root = path.resolve(options.dataDir, 'git')
   const dispatcher = new Agent()

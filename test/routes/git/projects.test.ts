@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { gitCli, startGitServer } from '../../fixtures/git-server.js'
+import { MAX_CACHE_COMMITS, MAX_CACHE_PACKS, MAX_PUSH_ATTEMPTS } from '../../../plugins/git.js'
 import { adminAuth, buildTestApp, captureLogs, createTestDatabase, createUser, testDatabases, type TestApp, type TestDatabase } from '../../helper.js'
 
 const USER = 'netops-bot'
@@ -460,9 +461,9 @@ t.test('a push that loses the race to another writer is made again on the new ti
   const before = await tip(repo)
   const lost = await initialize('never.json')
   t.equal(lost.statusCode, 503, lost.body)
-  t.match(lost.json(), { code: 'GIT_BRANCH_BUSY', message: /^Branch main of repository netops\/race kept moving during 5 pushes; try again$/ })
-  t.equal(pushes, 5, 'bounded attempts')
-  t.equal(await git(repo, 'rev-list', '--count', `${before}..main`), '5', 'only the other writer\'s commits landed')
+  t.match(lost.json(), { code: 'GIT_BRANCH_BUSY', message: `Branch main of repository netops/race kept moving during ${MAX_PUSH_ATTEMPTS} pushes; try again` })
+  t.equal(pushes, MAX_PUSH_ATTEMPTS, 'bounded attempts')
+  t.equal(await git(repo, 'rev-list', '--count', `${before}..main`), String(MAX_PUSH_ATTEMPTS), 'only the other writer\'s commits landed')
   t.notOk((await git(repo, 'ls-tree', '--name-only', 'main')).split('\n').includes('never.json'))
 })
 
@@ -488,9 +489,9 @@ t.test('a cache grown past its bounds is rebuilt from one shallow fetch', async 
   t.equal(await readFile(path.join(cache, 'netauto-commits'), 'utf8'), '1', 'commits made in the cache are counted')
 
   const grow: Array<[string, () => Promise<void>]> = [
-    ['1,000 commits', async () => { await writeFile(path.join(cache, 'netauto-commits'), '1000') }],
-    ['51 packs', async () => {
-      for (let i = 0; i < 51; i++) await writeFile(path.join(cache, 'objects', 'pack', `pack-${String(i).padStart(40, '0')}.idx`), '')
+    [`${MAX_CACHE_COMMITS} commits`, async () => { await writeFile(path.join(cache, 'netauto-commits'), String(MAX_CACHE_COMMITS)) }],
+    [`${MAX_CACHE_PACKS + 1} packs`, async () => {
+      for (let i = 0; i <= MAX_CACHE_PACKS; i++) await writeFile(path.join(cache, 'objects', 'pack', `pack-${String(i).padStart(40, '0')}.idx`), '')
     }]
   ]
   for (const [what, apply] of grow) {

@@ -19,6 +19,8 @@ import healthRoutes from './routes/health.js'
 import usersRoutes from './routes/users/index.js'
 import configurationManagerRoutes from './routes/configuration_manager/index.js'
 import studioRoutes from './routes/studio/component-groups.js'
+import gitPlugin from './plugins/git.js'
+import gitProjectsRoutes from './routes/git/projects.js'
 
 /** Log fields that may carry secrets; pino replaces them with "[Redacted]". */
 export const REDACTED_PATHS = [
@@ -62,8 +64,10 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
     // machine: Fastify's default 10 s plugin timeout would make that first start fail.
     pluginTimeout: 120_000,
     trustProxy: trustProxy(config.TRUST_PROXY),
-    // `/users` and `/users/` are one resource; scripts write either.
-    routerOptions: { ignoreTrailingSlash: true },
+    // `/users` and `/users/` are one resource; scripts write either. Path parameters may be long
+    // once decoded (a Git project path may take 1,024 bytes): the routes check their own limits
+    // and say which one a value broke.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     schemaController: validatorCompilers(),
@@ -84,6 +88,7 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   await app.register(authPlugin)
   await app.register(metricsPlugin)
   await app.register(loadSheddingPlugin)
+  await app.register(gitPlugin)
 
   await app.register(healthRoutes)
   await app.register(async (api) => {
@@ -91,6 +96,7 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
     await api.register(usersRoutes, { prefix: '/users' })
     await api.register(configurationManagerRoutes, { prefix: '/configuration_manager' })
     await api.register(studioRoutes, { prefix: '/studio/component-groups' })
+    await api.register(gitProjectsRoutes, { prefix: '/git' })
   })
 
   return app

@@ -3,6 +3,7 @@
 import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
 import { studioGet, studioPut } from './studio.js'
 import { behindNginx, outageRecovery } from './ops.js'
+import { gitInitWarm } from './git.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
   'ismaintenance-with-auth': maintenanceWithAuth,
@@ -10,7 +11,8 @@ const scenarios: Record<string, () => Promise<void>> = {
   'studio-put': studioPut,
   'studio-get': studioGet,
   'behind-nginx': behindNginx,
-  'database-outage-recovery': outageRecovery
+  'database-outage-recovery': outageRecovery,
+  'git-init-warm-vs-cli': gitInitWarm
 }
 
 const filters = process.argv.slice(2)

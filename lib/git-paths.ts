@@ -1,5 +1,6 @@
 // Validation of the repository, branch and file names that reach Git from request paths.
 // Pure functions: every check happens before any clone, fetch or file write.
+import { createHash } from 'node:crypto';
 
 /** Outcome of a validation; `reason` is short enough to go straight into a 400 message. */
 export type Validation<T> = { ok: true; value: T } | { ok: false; reason: string };
@@ -128,4 +129,19 @@ export function validateRepoPath(input: string): Validation<string> {
 /** Remote URL of a repository on a provider: `<base>/<repoPath>.git`, tolerant of a trailing '/'. */
 export function repoRemoteUrl(providerUrl: string, repoPath: string): string {
   return `${providerUrl.replace(/\/+$/, '')}/${repoPath}.git`;
+}
+
+/** Longest cache directory name kept readable; longer ones end in a digest (NAME_MAX is 255 bytes). */
+const MAX_CACHE_NAME = 200;
+
+/**
+ * Name of the directory caching a (validated) repository: flat, `/` written `%2F`, since a
+ * segment may end in `.git` and nested names would put one cache inside another. `%` never
+ * occurs in a valid repoPath, so distinct paths get distinct names.
+ */
+export function cacheDirName(repoPath: string): string {
+  const flat = repoPath.replaceAll('/', '%2F');
+  if (flat.length <= MAX_CACHE_NAME) return `${flat}.git`;
+  const digest = createHash('sha256').update(repoPath).digest('hex').slice(0, 32);
+  return `${flat.slice(0, MAX_CACHE_NAME - 40)}~${digest}.git`;
 }

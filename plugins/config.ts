@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
 import { parseBundleVersion } from '../lib/maintenance-version.js'
+import { parseGitProviders, type GitProviders } from '../lib/git-providers.js'
 import packageJson from '../package.json' with { type: 'json' }
 
 // Every setting the service reads, with its default. The only place that reads the environment.
@@ -29,10 +30,16 @@ export const ConfigSchema = Type.Object({
   TRUST_PROXY: Type.Optional(Type.String()),
   BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 1024 * 1024 }),
   CONFIG_MANAGER_BUNDLE_VERSION: Type.String({ minLength: 1, default: packageJson.version }),
-  CONFIG_MANAGER_MAINTENANCE: Type.Optional(Type.Boolean())
+  CONFIG_MANAGER_MAINTENANCE: Type.Optional(Type.Boolean()),
+  // JSON: {"<name>": {"url", "username"?, "token"?, "timeoutMs"?}}; see lib/git-providers.ts.
+  GIT_PROVIDERS: Type.Optional(Type.String())
 })
 
-export type Config = Static<typeof ConfigSchema>
+/** The settings, plus what is parsed from them once at start. */
+export type Config = Static<typeof ConfigSchema> & {
+  /** GIT_PROVIDERS over the default providers, by lower-cased name. */
+  readonly gitProviders: GitProviders
+}
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
@@ -45,10 +52,10 @@ export class ConfigError extends Error {
 export function loadConfig (env: NodeJS.ProcessEnv = process.env, options: { dotenv?: boolean } = {}): Config {
   // Empty strings mean "unset" for optional settings, as in most deployment tools.
   const data = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''))
-  let config: Config
+  let config: Static<typeof ConfigSchema>
   try {
     // `env: false`: read `env` as given (not process.env behind it); `.env` fills what it lacks.
-    config = envSchema<Config>({ schema: { ...ConfigSchema }, data, env: false, dotenv: options.dotenv ?? false })
+    config = envSchema<Static<typeof ConfigSchema>>({ schema: { ...ConfigSchema }, data, env: false, dotenv: options.dotenv ?? false })
   } catch (err) {
     throw new ConfigError(`Invalid configuration: ${(err as Error).message}`)
   }
@@ -58,7 +65,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, options: { dot
       `or end with -YEAR.FEATURE.MAINTENANCE (got "${config.CONFIG_MANAGER_BUNDLE_VERSION}")`
     )
   }
-  return config
+  const gitProviders = parseGitProviders(config.GIT_PROVIDERS)
+  if (!gitProviders.ok) throw new ConfigError(`Invalid configuration: ${gitProviders.reason}`)
+  return { ...config, gitProviders: gitProviders.value }
 }
 
 declare module 'fastify' {

@@ -10,6 +10,7 @@ import {
   MAX_PROJECT_PATH_BYTES,
   MAX_REPO_PATH_LENGTH,
   repoRemoteUrl,
+  cacheDirName,
   validateBranchName,
   validateProjectPath,
   validateRepoPath,
@@ -263,4 +264,17 @@ t.test('repoRemoteUrl', async (t) => {
   t.equal(repoRemoteUrl('https://git.example.com', 'netops/automation'), 'https://git.example.com/netops/automation.git');
   t.equal(repoRemoteUrl('https://git.example.com/base//', 'a/b/c'), 'https://git.example.com/base/a/b/c.git');
   t.equal(repoRemoteUrl('http://127.0.0.1:1234', 'repo.git'), 'http://127.0.0.1:1234/repo.git.git');
+});
+
+t.test('cacheDirName: flat, distinct, never past a file name', async (t) => {
+  t.equal(cacheDirName('netops/automation'), 'netops%2Fautomation.git');
+  t.equal(cacheDirName('a.git/b'), 'a.git%2Fb.git', 'never nested inside the cache of a.git');
+  t.notOk(validateRepoPath('a%2Fb').ok, "no valid repoPath holds '%': the mapping is one-to-one");
+  const long = ['a'.repeat(200), 'b'.repeat(200), 'c'.repeat(100)].join('/');
+  const other = ['a'.repeat(200), 'b'.repeat(200), 'd'.repeat(100)].join('/');
+  t.ok(validateRepoPath(long).ok);
+  t.ok(cacheDirName(long).length <= 255, 'within NAME_MAX');
+  t.match(cacheDirName(long), /^a{160}~[0-9a-f]{32}\.git$/);
+  t.not(cacheDirName(long), cacheDirName(other), 'the digest tells long paths apart');
+  t.equal(cacheDirName('x'.repeat(200)), `${'x'.repeat(200)}.git`);
 });

@@ -1,0 +1,110 @@
+// Git scenario: initializing a project through the service with a warm cache, against the git CLI
+// doing the same work from nothing (clone --depth 1, write, commit, push), alternating in one run.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { gitCli, startGitServer, type GitServer } from '../test/fixtures/git-server.js'
+import { median, report, startServer } from './measure.js'
+
+const ROUNDS = 7
+const ADMIN_PASSWORD = 'bench-admin-password'
+const GIT_USER = 'bench'
+const GIT_TOKEN = 'bench-token'
+const auth = 'Basic ' + Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')
+const gitAuth = `http.extraHeader=Authorization: Basic ${Buffer.from(`${GIT_USER}:${GIT_TOKEN}`).toString('base64')}`
+
+const round = (ms: number): number => Math.round(ms * 10) / 10
+
+async function timed (fn: () => Promise<void>): Promise<number> {
+  const started = performance.now()
+  await fn()
+  return performance.now() - started
+}
+
+const projectContent = (name: string): Record<string, unknown> => ({ name, devices: ['r1', 'r2'], site: { region: 'east' } })
+
+async function serviceInitialize (baseUrl: string, repo: string, file: string): Promise<void> {
+  const url = `${baseUrl}/git/Bench/repos/${encodeURIComponent(repo)}/branches/main/projects/${encodeURIComponent(file)}`
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ project: projectContent(file) })
+  })
+  const body = await response.text()
+  if (response.status !== 200) throw new Error(`service answered ${response.status}: ${body}`)
+}
+
+async function cliInitialize (git: GitServer, repo: string, file: string): Promise<void> {
+  const work = await mkdtemp(path.join(os.tmpdir(), 'bench-git-cli-'))
+  try {
+    await gitCli(['-c', gitAuth, 'clone', '-q', '--depth', '1', '--branch', 'main', git.repoUrl(repo), work])
+    await mkdir(path.dirname(path.join(work, file)), { recursive: true })
+    await writeFile(path.join(work, file), `${JSON.stringify(projectContent(file), null, 2)}\n`)
+    await gitCli(['add', '--', file], { cwd: work })
+    await gitCli(['-c', 'user.name=Bench', '-c', 'user.email=bench@example.com', 'commit', '-q', '-m', `Initialize project ${file}`], { cwd: work })
+    await gitCli(['-c', gitAuth, 'push', '-q', 'origin', 'HEAD:refs/heads/main'], { cwd: work })
+  } finally {
+    await rm(work, { recursive: true, force: true })
+  }
+}
+
+export async function gitInitWarm (): Promise<void> {
+  const git = await startGitServer({ username: GIT_USER, password: GIT_TOKEN })
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-git-'))
+  const service = await startServer('service', {
+    DATA_DIR: dataDir,
+    DATABASE_URL: '',
+    ADMIN_PASSWORD,
+    // Long enough that no measured request pays the password hash.
+    AUTH_CACHE_TTL_MS: '3600000',
+    GIT_PROVIDERS: JSON.stringify({ Bench: { url: git.url, username: GIT_USER, token: GIT_TOKEN } })
+  })
+  try {
+    const serviceMedians: number[] = []
+    for (const files of [1000, 10_000]) {
+      const commits = 200
+      // Twins with the same content: the CLI's pushes must not move the branch under the service's
+      // cache, or every service round would measure a fetch instead of the warm path.
+      const repo = `bench/files-${files}`
+      const twin = `bench/files-${files}-cli`
+      await git.makeLargeRepo(repo, { files, commits })
+      await git.makeLargeRepo(twin, { files, commits })
+      const coldMs = await timed(async () => { await serviceInitialize(service.url, repo, 'projects/first.json') })
+      await serviceInitialize(service.url, repo, 'projects/second.json') // not counted: first run of the warm code path
+
+      const serviceMs: number[] = []
+      const cliMs: number[] = []
+      for (let i = 0; i < ROUNDS; i++) {
+        serviceMs.push(await timed(async () => { await serviceInitialize(service.url, repo, `projects/service-${i}.json`) }))
+        cliMs.push(await timed(async () => { await cliInitialize(git, twin, `projects/cli-${i}.json`) }))
+      }
+      const serviceMedian = median(serviceMs)
+      const cliMedian = median(cliMs)
+      serviceMedians.push(serviceMedian)
+      report({
+        scenario: `git-init-warm-vs-cli-${files / 1000}k`,
+        target: 'ratio <= 0.5',
+        files,
+        commits,
+        rounds: ROUNDS,
+        coldMs: round(coldMs),
+        serviceMs: round(serviceMedian),
+        cliMs: round(cliMedian),
+        serviceSamplesMs: serviceMs.map(round),
+        ratio: Number((serviceMedian / cliMedian).toFixed(3))
+      })
+    }
+    const [small = 0, large = 0] = serviceMedians
+    report({
+      scenario: 'git-init-warm-10k-vs-1k',
+      target: 'ratio <= 2',
+      serviceMs1k: round(small),
+      serviceMs10k: round(large),
+      ratio: Number((large / small).toFixed(3))
+    })
+  } finally {
+    await service.stop()
+    await git.close()
+    await rm(dataDir, { recursive: true, force: true })
+  }
+}

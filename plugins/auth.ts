@@ -29,7 +29,8 @@ declare module 'fastify' {
     roles?: readonly Role[]
   }
   interface FastifyInstance {
-    authenticate: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+    /** An onRequest hook: Basic credentials required, and one of `roles` when given. */
+    authorize: (roles?: readonly Role[]) => (request: FastifyRequest, reply: FastifyReply) => Promise<void>
     /** Drops cached credentials of `username`; call it whenever that user changes. */
     forgetCredentials: (username: string) => void
   }
@@ -89,16 +90,19 @@ export default fp(async (fastify) => {
     }
   }
 
-  fastify.decorate('authenticate', async function (request: FastifyRequest, reply: FastifyReply) {
-    // The header encodes username and password: a known one needs neither parsing, hashing nor
-    // the failure counter, so a working client is never slowed.
-    const header = request.headers.authorization
-    const cached = header === undefined ? undefined : cache.get(header)
-    if (cached !== undefined) request.user = cached
-    else await login(request, reply)
-    const allowed = request.routeOptions.config.roles
-    if (allowed !== undefined && !request.user.roles.some((r) => r === 'admin' || allowed.includes(r))) {
-      throw new HttpError(403, `This operation needs one of the roles: ${allowed.join(', ')}`)
+  fastify.decorate('authorize', function (allowed?: readonly Role[]) {
+    // Bound once per route: nothing about the route is looked up per request.
+    const refusal = allowed === undefined ? '' : `This operation needs one of the roles: ${allowed.join(', ')}`
+    return async function authorize (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+      // The header encodes username and password: a known one needs neither parsing, hashing nor
+      // the failure counter, so a working client is never slowed.
+      const header = request.headers.authorization
+      const cached = header === undefined ? undefined : cache.get(header)
+      if (cached !== undefined) request.user = cached
+      else await login(request, reply)
+      if (allowed !== undefined && !request.user.roles.some((r) => r === 'admin' || allowed.includes(r))) {
+        throw new HttpError(403, refusal)
+      }
     }
   })
 
@@ -126,12 +130,15 @@ async function bootstrapAdmin (fastify: FastifyInstance): Promise<void> {
  * roles in its `config.roles`), and says so in the OpenAPI document.
  */
 export function requireAuthentication (scope: FastifyInstance): void {
-  scope.addHook('onRoute', documentSecurity)
-  scope.addHook('onRequest', scope.authenticate)
+  scope.addHook('onRoute', (route) => {
+    const roles = route.config?.roles
+    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
+    route.onRequest = [scope.authorize(roles), ...own]
+    documentSecurity(route, roles)
+  })
 }
 
-function documentSecurity (route: RouteOptions): void {
-  const roles = route.config?.roles
+function documentSecurity (route: RouteOptions, roles: readonly Role[] | undefined): void {
   const schema = route.schema ?? {}
   const errors: Record<number, unknown> = { 401: Type.Ref(ErrorResponse) }
   if (roles !== undefined) errors[403] = Type.Ref(ErrorResponse)

@@ -28,7 +28,7 @@ export default fp(async (fastify) => {
       url: '/metrics',
       logLevel: 'warn',
       schema: { summary: 'Prometheus metrics', tags: ['operations'], hide: true },
-      ...(fastify.config.METRICS_AUTH ? { onRequest: fastify.authenticate, config: { roles: ADMINS } } : {}),
+      ...(fastify.config.METRICS_AUTH ? { onRequest: fastify.authorize(ADMINS) } : {}),
       handler: async () => ''
     },
     defaultMetrics: { enabled: true, register: registry },

@@ -13,6 +13,10 @@ import { ErrorResponse } from './schemas/common.js'
 import healthRoutes from './routes/health.js'
 import usersRoutes from './routes/users/index.js'
 import configurationManagerRoutes from './routes/configuration_manager/index.js'
+import orchestratorAdaptersPlugin from './plugins/orchestrator-adapters.js'
+import orchestratorPlugin from './plugins/orchestrator.js'
+import orchestratorAdapterRoutes from './routes/orchestrator_manager/adapters.js'
+import orchestratorRelayRoutes from './routes/orchestrator_manager/relay.js'
 
 /** Log fields that may carry secrets; pino replaces them with "[Redacted]". */
 export const REDACTED_PATHS = [
@@ -47,10 +51,13 @@ function validatorCompilers (): NonNullable<FastifyServerOptions['schemaControll
   return { compilersFactory: { buildValidator } }
 }
 
-/** Builds the service: cross-cutting plugins first, then the open routes, then the guarded areas. */
-export async function buildApp (config: Config) {
+/**
+ * Builds the service: cross-cutting plugins first, then the open routes, then the guarded areas.
+ * `logStream` replaces standard output as the log destination (tests read the log through it).
+ */
+export async function buildApp (config: Config, options: { logStream?: { write: (line: string) => void } } = {}) {
   const app = Fastify({
-    logger: { level: config.LOG_LEVEL, redact: REDACTED_PATHS },
+    logger: { level: config.LOG_LEVEL, redact: REDACTED_PATHS, stream: options.logStream },
     bodyLimit: config.BODY_LIMIT,
     trustProxy: trustProxyOption(config.TRUST_PROXY),
     requestIdHeader: 'x-request-id',
@@ -67,12 +74,16 @@ export async function buildApp (config: Config) {
   await app.register(databasePlugin)
   await app.register(usersRepositoryPlugin)
   await app.register(authPlugin)
+  await app.register(orchestratorAdaptersPlugin)
+  await app.register(orchestratorPlugin)
 
   await app.register(healthRoutes)
   await app.register(async (api) => {
     requireAuthentication(api)
     await api.register(usersRoutes, { prefix: '/users' })
     await api.register(configurationManagerRoutes, { prefix: '/configuration_manager' })
+    await api.register(orchestratorAdapterRoutes, { prefix: '/orchestrator_manager/adapters' })
+    await api.register(orchestratorRelayRoutes, { prefix: '/orchestrator_manager' })
   })
 
   return app

@@ -22,7 +22,10 @@ export const ConfigSchema = Type.Object({
   TRUST_PROXY: Type.Optional(Type.String()),
   BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 1024 * 1024 }),
   CONFIG_MANAGER_BUNDLE_VERSION: Type.String({ minLength: 1, default: packageJson.version }),
-  CONFIG_MANAGER_MAINTENANCE: Type.Optional(Type.Boolean())
+  CONFIG_MANAGER_MAINTENANCE: Type.Optional(Type.Boolean()),
+  ORCHESTRATOR_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
+  ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
+  ORCHESTRATOR_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 256, default: 10 })
 })
 
 export type Config = Static<typeof ConfigSchema>

@@ -1,0 +1,202 @@
+import fp from 'fastify-plugin'
+import { Pool } from 'undici'
+import type { RelayAdapter } from './orchestrator-adapters.js'
+import { HttpError } from '../lib/errors.js'
+import { splitBaseUrl, upstreamPath, type UpstreamBase } from '../lib/orchestrator-adapter.js'
+import type { RelayMethod } from '../lib/relay-request.js'
+import {
+  isClosedPoolError, isUpstreamSuccess, upstreamFailure, upstreamStatusError, type UpstreamAnswer
+} from '../lib/upstream.js'
+
+/** A relayed call, its parameters already checked by lib/relay-request.ts. */
+export interface UpstreamRequest {
+  method: RelayMethod
+  /** Path (and query) below the adapter's base URL. */
+  path: string
+  accept: string
+  /** JSON text, sent with `contentType`; absent: no body at all. */
+  body?: string
+  contentType?: string
+}
+
+// A full configuration read with ?deep can be tens of megabytes; far beyond that is a runaway.
+export const MAX_UPSTREAM_RESPONSE_BYTES = 64 * 1024 * 1024
+
+interface Connection {
+  adapter: RelayAdapter
+  base: UpstreamBase
+  authorization: string
+  pool: Pool
+  fetchedAt: number
+}
+
+export interface OrchestratorClientOptions {
+  findAdapter: (id: string) => Promise<RelayAdapter | undefined>
+  /** How long an adapter row is trusted before it is read again (0: read on every call). */
+  cacheTtlMs: number
+  /** Sockets per adapter. */
+  connections: number
+  now?: () => number
+}
+
+/**
+ * One keep-alive undici Pool per adapter. Adapter rows are cached for `cacheTtlMs`, so a relay
+ * costs no database round trip; when a re-read row has another revision (changed or re-created,
+ * here or on another instance) the pool is rebuilt. `forget` drops an adapter changed here at once.
+ */
+export function orchestratorClient (options: OrchestratorClientOptions) {
+  const { findAdapter, cacheTtlMs, connections } = options
+  const now = options.now ?? Date.now
+  const entries = new Map<string, Connection>()
+  const loading = new Map<string, Promise<Connection | undefined>>()
+  // Bumped by forget(): a read that overlapped a local change is done again.
+  let epoch = 0
+  let closed = false
+
+  // close() lets requests already in the pool finish; new ones get UND_ERR_CLOSED (and retry).
+  const retire = (entry: Connection): void => { entry.pool.close().catch(() => {}) }
+
+  function build (adapter: RelayAdapter): Connection {
+    const base = splitBaseUrl(adapter.baseUrl)
+    // undici's own timers are a backstop only: they tick about once a second, so the deadline
+    // that holds is the AbortSignal of each request.
+    const backstopMs = adapter.timeoutMs + 1000
+    const pool = new Pool(base.origin, {
+      connections,
+      maxResponseSize: MAX_UPSTREAM_RESPONSE_BYTES,
+      headersTimeout: backstopMs,
+      bodyTimeout: backstopMs,
+      connect: { rejectUnauthorized: adapter.rejectUnauthorized, ...(adapter.ca === null ? {} : { ca: adapter.ca }) }
+    })
+    const authorization = 'Basic ' + Buffer.from(`${adapter.username}:${adapter.password}`, 'utf8').toString('base64')
+    return { adapter, base, authorization, pool, fetchedAt: now() }
+  }
+
+  async function load (id: string): Promise<Connection | undefined> {
+    let adapter: RelayAdapter | undefined
+    for (let round = 0; round < 3; round++) {
+      const seen = epoch
+      adapter = await findAdapter(id)
+      if (seen === epoch) break
+    }
+    const current = entries.get(id)
+    if (adapter === undefined) {
+      if (current !== undefined) {
+        entries.delete(id)
+        retire(current)
+      }
+      return undefined
+    }
+    if (current?.adapter.revision === adapter.revision) {
+      current.fetchedAt = now()
+      return current
+    }
+    if (current !== undefined) retire(current)
+    const fresh = build(adapter)
+    if (closed) {
+      retire(fresh)
+      throw shuttingDown()
+    }
+    entries.set(id, fresh)
+    return fresh
+  }
+
+  async function connection (id: string): Promise<Connection | undefined> {
+    if (closed) throw shuttingDown()
+    const entry = entries.get(id)
+    if (entry !== undefined && now() - entry.fetchedAt < cacheTtlMs) return entry
+    // Concurrent calls for one adapter share one read.
+    let pending = loading.get(id)
+    if (pending === undefined) {
+      const started = load(id).finally(() => { if (loading.get(id) === started) loading.delete(id) })
+      loading.set(id, started)
+      pending = started
+    }
+    return await pending
+  }
+
+  async function dispatch (conn: Connection, request: UpstreamRequest): Promise<UpstreamAnswer> {
+    // Only these headers go upstream: the caller's (its Authorization above all) never do.
+    const headers: Record<string, string> = { authorization: conn.authorization, accept: request.accept }
+    if (request.body !== undefined) headers['content-type'] = request.contentType ?? request.accept
+    const response = await conn.pool.request({
+      method: request.method,
+      path: upstreamPath(conn.base, request.path),
+      headers,
+      body: request.body,
+      signal: AbortSignal.timeout(conn.adapter.timeoutMs)
+    })
+    const body = Buffer.from(await response.body.arrayBuffer())
+    const contentType = response.headers['content-type']
+    return { status: response.statusCode, contentType: Array.isArray(contentType) ? contentType[0] : contentType, body }
+  }
+
+  return {
+    /**
+     * Sends `request` through adapter `id`. Resolves with a 2xx answer; throws HttpError 404
+     * (unknown adapter), 502 (upstream error status, unreachable) or 504 (the adapter's timeoutMs passed).
+     */
+    async send (id: string, request: UpstreamRequest): Promise<UpstreamAnswer> {
+      for (let attempt = 0; ; attempt++) {
+        const conn = await connection(id)
+        if (conn === undefined) throw new HttpError(404, `Orchestrator adapter "${id}" not found`)
+        let answer: UpstreamAnswer
+        try {
+          answer = await dispatch(conn, request)
+        } catch (err) {
+          // The pool was closed between lookup and dispatch: nothing was sent, build or take another.
+          if (attempt === 0 && isClosedPoolError(err)) {
+            if (entries.get(id) === conn) entries.delete(id)
+            continue
+          }
+          throw upstreamFailure(id, err, { timeoutMs: conn.adapter.timeoutMs, maxBytes: MAX_UPSTREAM_RESPONSE_BYTES })
+        }
+        if (!isUpstreamSuccess(answer.status)) throw upstreamStatusError(id, answer)
+        return answer
+      }
+    },
+
+    /** Drops adapter `id` (changed or deleted here): its pool closes once its requests are done. */
+    forget (id: string): void {
+      epoch++
+      loading.delete(id)
+      const entry = entries.get(id)
+      if (entry === undefined) return
+      entries.delete(id)
+      retire(entry)
+    },
+
+    /** The live pool of adapter `id`, if one was built (for diagnostics and tests). */
+    poolOf (id: string): Pool | undefined {
+      return entries.get(id)?.pool
+    },
+
+    async close (): Promise<void> {
+      closed = true
+      const pools = [...entries.values()].map(async (entry) => { await entry.pool.close() })
+      entries.clear()
+      await Promise.all(pools)
+    }
+  }
+}
+
+const shuttingDown = (): HttpError => new HttpError(503, 'The service is shutting down', { code: 'SHUTTING_DOWN' })
+
+export type OrchestratorClient = ReturnType<typeof orchestratorClient>
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    orchestrator: OrchestratorClient
+  }
+}
+
+export default fp(async (fastify) => {
+  const repository = fastify.adaptersRepository
+  const client = orchestratorClient({
+    findAdapter: async (id) => await repository.findForRelay(id),
+    cacheTtlMs: fastify.config.ORCHESTRATOR_ADAPTER_CACHE_TTL_MS,
+    connections: fastify.config.ORCHESTRATOR_POOL_CONNECTIONS
+  })
+  fastify.decorate('orchestrator', client)
+  fastify.addHook('onClose', async () => { await client.close() })
+}, { name: 'orchestrator', dependencies: ['config', 'orchestrator-adapters'] })

@@ -1,10 +1,12 @@
 // npm run bench [-- name ...]: runs every scenario (or those whose name contains a given word),
 // printing one JSON line each.
 import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
+import { restQueryVsReplyFrom } from './orchestrator.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
   'ismaintenance-with-auth': maintenanceWithAuth,
-  'startup-embedded': startupEmbedded
+  'startup-embedded': startupEmbedded,
+  'orchestrator-restquery': restQueryVsReplyFrom
 }
 
 const filters = process.argv.slice(2)

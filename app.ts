@@ -1,18 +1,24 @@
-import Fastify, { type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifySchemaValidationError, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { AjvCompiler, type BuildCompilerFromPool } from '@fastify/ajv-compiler'
 import { randomUUID } from 'node:crypto'
+import type { DestinationStream } from 'pino'
 import configPlugin, { type Config } from './plugins/config.js'
 import databasePlugin from './plugins/database.js'
 import usersRepositoryPlugin from './plugins/users-repository.js'
+import componentGroupsRepositoryPlugin from './plugins/component-groups-repository.js'
 import authPlugin, { requireAuthentication } from './plugins/auth.js'
 import errorHandlerPlugin from './plugins/error-handler.js'
 import openapiPlugin from './plugins/openapi.js'
+import metricsPlugin from './plugins/metrics.js'
+import loadSheddingPlugin from './plugins/load-shedding.js'
 import publicUrlPlugin from './plugins/public-url.js'
 import { ErrorResponse } from './schemas/common.js'
+import { trustProxy } from './lib/public-url.js'
 import healthRoutes from './routes/health.js'
 import usersRoutes from './routes/users/index.js'
 import configurationManagerRoutes from './routes/configuration_manager/index.js'
+import studioRoutes from './routes/studio/component-groups.js'
 import orchestratorAdaptersPlugin from './plugins/orchestrator-adapters.js'
 import orchestratorPlugin from './plugins/orchestrator.js'
 import orchestratorAdapterRoutes from './routes/orchestrator_manager/adapters.js'
@@ -24,17 +30,6 @@ export const REDACTED_PATHS = [
   'req.headers["proxy-authorization"]',
   'password', '*.password', '*.*.password', 'token', '*.token', '*.*.token'
 ]
-
-/** TRUST_PROXY: "true"/"false", a hop count, or a comma-separated list of addresses/CIDRs. */
-export function trustProxyOption (value: string | undefined): NonNullable<FastifyServerOptions['trustProxy']> {
-  if (value === undefined || value === 'false') return false
-  if (value === 'true') return true
-  if (/^\d+$/.test(value)) {
-    const hops = Number(value)
-    return (_address, hop) => hop < hops
-  }
-  return value
-}
 
 // Request bodies are validated as sent: no type coercion, unknown properties are an error.
 // Query strings and path parameters arrive as text, so there numbers and booleans are coerced.
@@ -52,20 +47,36 @@ function validatorCompilers (): NonNullable<FastifyServerOptions['schemaControll
 }
 
 /**
- * Builds the service: cross-cutting plugins first, then the open routes, then the guarded areas.
- * `logStream` replaces standard output as the log destination (tests read the log through it).
+ * Fastify's validation message, plus the name of an unknown property: Ajv's own message
+ * ("must NOT have additional properties") does not say which one it is.
  */
-export async function buildApp (config: Config, options: { logStream?: { write: (line: string) => void } } = {}) {
+export function schemaErrorFormatter (errors: FastifySchemaValidationError[], dataVar: string): Error {
+  return new Error(errors.map((e) => {
+    const unknown = e.keyword === 'additionalProperties' ? ` ('${String(e.params.additionalProperty)}')` : ''
+    return `${dataVar}${e.instancePath} ${e.message ?? 'is invalid'}${unknown}`
+  }).join(', '))
+}
+
+/** Builds the service: cross-cutting plugins first, then the open routes, then the guarded areas. */
+export async function buildApp (config: Config, options: { logStream?: DestinationStream } = {}) {
   const app = Fastify({
     logger: { level: config.LOG_LEVEL, redact: REDACTED_PATHS, stream: options.logStream },
     bodyLimit: config.BODY_LIMIT,
-    trustProxy: trustProxyOption(config.TRUST_PROXY),
+    // The first start of the embedded database runs initdb, which takes many seconds on a busy
+    // machine: Fastify's default 10 s plugin timeout would make that first start fail.
+    pluginTimeout: 120_000,
+    trustProxy: trustProxy(config.TRUST_PROXY),
+    // `/users` and `/users/` are one resource; scripts write either.
+    routerOptions: { ignoreTrailingSlash: true },
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     schemaController: validatorCompilers(),
+    schemaErrorFormatter,
     ajv: { customOptions: { allErrors: false } }
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  // The API speaks JSON only: any other body type is a 415, not a string handed to validation.
+  app.removeContentTypeParser('text/plain')
   app.addSchema(ErrorResponse)
   await app.register(configPlugin, { config })
   await app.register(errorHandlerPlugin)
@@ -73,7 +84,10 @@ export async function buildApp (config: Config, options: { logStream?: { write: 
   await app.register(openapiPlugin)
   await app.register(databasePlugin)
   await app.register(usersRepositoryPlugin)
+  await app.register(componentGroupsRepositoryPlugin)
   await app.register(authPlugin)
+  await app.register(metricsPlugin)
+  await app.register(loadSheddingPlugin)
   await app.register(orchestratorAdaptersPlugin)
   await app.register(orchestratorPlugin)
 
@@ -82,6 +96,7 @@ export async function buildApp (config: Config, options: { logStream?: { write: 
     requireAuthentication(api)
     await api.register(usersRoutes, { prefix: '/users' })
     await api.register(configurationManagerRoutes, { prefix: '/configuration_manager' })
+    await api.register(studioRoutes, { prefix: '/studio/component-groups' })
     await api.register(orchestratorAdapterRoutes, { prefix: '/orchestrator_manager/adapters' })
     await api.register(orchestratorRelayRoutes, { prefix: '/orchestrator_manager' })
   })

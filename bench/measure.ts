@@ -24,6 +24,9 @@ export interface LoadOptions {
   seconds: number
 }
 
+/** Load that is not an HTTP target (a baseline that talks to the database itself, say). */
+export type Runner = (options: LoadOptions) => Promise<LoadFigures>
+
 /** Prints one scenario's figures as a single JSON line. */
 export function report (line: Record<string, unknown>): void {
   process.stdout.write(JSON.stringify(line) + '\n')
@@ -58,16 +61,17 @@ const median = (values: number[]): number => {
  * slows both alike, and compares the medians: `ratio` is candidate/baseline requests per second,
  * `p99Ratio` candidate/baseline p99 latency.
  */
-export async function compare (candidate: Target, baseline: Target, options: LoadOptions & { rounds?: number, warmupSeconds?: number }) {
+export async function compare (candidate: Target | Runner, baseline: Target | Runner, options: LoadOptions & { rounds?: number, warmupSeconds?: number }) {
   const rounds = options.rounds ?? 3
   const warm = { connections: options.connections, seconds: options.warmupSeconds ?? 1 }
-  await load(candidate, warm)
-  await load(baseline, warm)
+  const run = async (x: Target | Runner, o: LoadOptions) => typeof x === 'function' ? await x(o) : await load(x, o)
+  await run(candidate, warm)
+  await run(baseline, warm)
   const a: LoadFigures[] = []
   const b: LoadFigures[] = []
   for (let i = 0; i < rounds; i++) {
-    a.push(await load(candidate, options))
-    b.push(await load(baseline, options))
+    a.push(await run(candidate, options))
+    b.push(await run(baseline, options))
   }
   const summary = (runs: LoadFigures[]) => ({
     rps: Math.round(median(runs.map((r) => r.rps))),
@@ -83,6 +87,29 @@ export async function compare (candidate: Target, baseline: Target, options: Loa
     baseline: base,
     ratio: Number((service.rps / base.rps).toFixed(3)),
     p99Ratio: Number((service.p99 / Math.max(base.p99, 0.001)).toFixed(3))
+  }
+}
+
+export interface PgLoadSpec {
+  url: string
+  sql: string
+  params: unknown[]
+}
+
+/**
+ * The database-only baseline: `connections` loops, each issuing `sql` one query after another
+ * through a pg Pool of that size, for `seconds`. It runs in a child process (dist/bench/pg-load.js)
+ * so it never shares an event loop with the load generator.
+ */
+export function pgLoad (spec: PgLoadSpec): Runner {
+  return async (options) => {
+    const script = fileURLToPath(new URL('./pg-load.js', import.meta.url))
+    const child = spawn(process.execPath, [script, JSON.stringify({ ...spec, ...options })], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let output = ''
+    child.stdout?.on('data', (chunk: Buffer) => { output += chunk.toString() })
+    const [code] = await once(child, 'exit') as [number | null]
+    if (code !== 0) throw new Error(`pg-load exited with ${String(code)}: ${output}`)
+    return JSON.parse(output) as LoadFigures
   }
 }
 

@@ -1,11 +1,14 @@
 // npm run bench [-- name ...]: runs every scenario (or those whose name contains a given word),
 // printing one JSON line each.
 import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
+import { studioGet, studioPut } from './studio.js'
 import { restQueryVsReplyFrom } from './orchestrator.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
   'ismaintenance-with-auth': maintenanceWithAuth,
   'startup-embedded': startupEmbedded,
+  'studio-put': studioPut,
+  'studio-get': studioGet,
   'orchestrator-restquery': restQueryVsReplyFrom
 }
 

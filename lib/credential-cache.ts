@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 
 /**
  * Remembers verified credentials for a short time so that a request does not pay a password
- * hash. Keyed by a digest of username and password: the password itself is never kept.
+ * hash. Keyed by a digest of the credential (the whole Authorization header value, which
+ * encodes username and password): the password itself is never kept.
  */
 export class CredentialCache<V> {
   readonly #entries = new Map<string, { username: string, value: V, expires: number }>()
@@ -16,12 +17,12 @@ export class CredentialCache<V> {
     this.#now = options.now ?? Date.now
   }
 
-  static key (username: string, password: string): string {
-    return createHash('sha256').update(username).update('\0').update(password).digest('base64url')
+  static key (credential: string): string {
+    return hash('sha256', credential, 'base64url')
   }
 
-  get (username: string, password: string): V | undefined {
-    const key = CredentialCache.key(username, password)
+  get (credential: string): V | undefined {
+    const key = CredentialCache.key(credential)
     const entry = this.#entries.get(key)
     if (entry === undefined) return undefined
     if (entry.expires <= this.#now()) {
@@ -31,14 +32,14 @@ export class CredentialCache<V> {
     return entry.value
   }
 
-  set (username: string, password: string, value: V): void {
+  set (credential: string, username: string, value: V): void {
     if (this.#ttlMs <= 0) return
     // Map keeps insertion order: dropping the first entry drops the oldest.
     if (this.#entries.size >= this.#maxEntries) {
       const oldest = this.#entries.keys().next()
       if (oldest.done !== true) this.#entries.delete(oldest.value)
     }
-    this.#entries.set(CredentialCache.key(username, password), { username, value, expires: this.#now() + this.#ttlMs })
+    this.#entries.set(CredentialCache.key(credential), { username, value, expires: this.#now() + this.#ttlMs })
   }
 
   /** Drops every entry of `username`, e.g. when that user changes. */

@@ -1,7 +1,9 @@
 import fp from 'fastify-plugin'
 import basicAuth from '@fastify/basic-auth'
+import rateLimit from '@fastify/rate-limit'
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import { basicUsername } from '../lib/basic-auth-header.js'
 import { CredentialCache } from '../lib/credential-cache.js'
 import { HttpError, databaseUnavailable, isDatabaseUnavailable } from '../lib/errors.js'
 import { generatePassword, hashPassword, verifyPassword } from '../lib/passwords.js'
@@ -42,12 +44,8 @@ export default fp(async (fastify) => {
   // response time does not tell which usernames exist.
   const dummyHash = await hashPassword(generatePassword())
 
+  // Called by @fastify/basic-auth with the parsed credentials when the cache did not know them.
   async function validate (username: string, password: string, request: FastifyRequest): Promise<void> {
-    const cached = cache.get(username, password)
-    if (cached !== undefined) {
-      request.user = cached
-      return
-    }
     let record
     try {
       record = await users.findForLogin(username)
@@ -59,17 +57,45 @@ export default fp(async (fastify) => {
     if (record === undefined || !valid || record.user.disabled) throw unauthorized()
     const { username: name, roles, groups, email } = record.user
     request.user = { username: name, roles, groups, email }
-    cache.set(username, password, request.user)
+    cache.set(request.headers.authorization ?? '', username, request.user)
   }
 
   await fastify.register(basicAuth, { validate, authenticate: { realm: REALM } })
 
   fastify.decorateRequest('user', null as unknown as AuthUser)
   fastify.decorate('forgetCredentials', (username: string) => { cache.forget(username) })
+  // Failed logins are counted per client address and username; past the limit, further attempts
+  // are refused before any password check. Successes are never counted.
+  await fastify.register(rateLimit, { global: false })
+  const loginFailures = fastify.createRateLimit({
+    max: fastify.config.LOGIN_FAILURES_MAX,
+    timeWindow: fastify.config.LOGIN_FAILURES_WINDOW_MS,
+    keyGenerator: (request) => `${request.ip}\u0000${basicUsername(request.headers.authorization)}`
+  })
+
+  async function login (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const limit = await loginFailures(request, { increment: false })
+    if (!limit.isAllowed && limit.remaining === 0) {
+      reply.header('retry-after', String(limit.ttlInSeconds))
+      throw new HttpError(429, `Too many failed logins; retry in ${limit.ttlInSeconds} s`)
+    }
+    try {
+      await new Promise<void>((resolve, reject) => {
+        fastify.basicAuth(request, reply, (err?: Error) => { if (err === undefined) resolve(); else reject(err) })
+      })
+    } catch (err) {
+      if ((err as { statusCode?: number }).statusCode === 401) await loginFailures(request)
+      throw err
+    }
+  }
+
   fastify.decorate('authenticate', async function (request: FastifyRequest, reply: FastifyReply) {
-    await new Promise<void>((resolve, reject) => {
-      fastify.basicAuth(request, reply, (err?: Error) => { if (err === undefined) resolve(); else reject(err) })
-    })
+    // The header encodes username and password: a known one needs neither parsing, hashing nor
+    // the failure counter, so a working client is never slowed.
+    const header = request.headers.authorization
+    const cached = header === undefined ? undefined : cache.get(header)
+    if (cached !== undefined) request.user = cached
+    else await login(request, reply)
     const allowed = request.routeOptions.config.roles
     if (allowed !== undefined && !request.user.roles.some((r) => r === 'admin' || allowed.includes(r))) {
       throw new HttpError(403, `This operation needs one of the roles: ${allowed.join(', ')}`)

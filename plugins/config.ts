@@ -14,6 +14,12 @@ export const ConfigSchema = Type.Object({
   ADMIN_USERNAME: Type.String({ minLength: 1, maxLength: 64, default: 'admin' }),
   ADMIN_PASSWORD: Type.Optional(Type.String()),
   AUTH_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 10_000 }),
+  LOGIN_FAILURES_MAX: Type.Integer({ minimum: 1, default: 10 }),
+  LOGIN_FAILURES_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
+  METRICS_AUTH: Type.Boolean({ default: false }),
+  LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 }),
+  LOAD_SHEDDING_MAX_HEAP_BYTES: Type.Integer({ minimum: 0, default: 0 }),
+  LOAD_SHEDDING_RETRY_AFTER_S: Type.Integer({ minimum: 1, default: 10 }),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' }
@@ -30,7 +36,9 @@ export const ConfigSchema = Type.Object({
 
 export type Config = Static<typeof ConfigSchema>
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
 
 /**
  * Reads and validates the configuration from `env` (and `.env` when `dotenv` is set).

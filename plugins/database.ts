@@ -97,7 +97,8 @@ async function embeddedDb (dataDir: string): Promise<Db> {
     waiting++
     try {
       const result = await client.query<R>(text, params)
-      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length }
+      // PGlite counts only written rows; pg's rowCount also counts the rows a SELECT returns.
+      return { rows: result.rows, rowCount: Math.max(result.affectedRows ?? 0, result.rows.length) }
     } finally {
       waiting--
     }

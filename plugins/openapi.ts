@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
+import type { FastifyRequest } from 'fastify'
 import packageJson from '../package.json' with { type: 'json' }
 
 /** The OpenAPI 3 document at /openapi.json, built from the route schemas, and Swagger UI at /docs/. */
@@ -13,7 +14,6 @@ export default fp(async (fastify) => {
         description: packageJson.description,
         version: packageJson.version
       },
-      servers: fastify.config.PUBLIC_URL === undefined ? [] : [{ url: fastify.config.PUBLIC_URL }],
       components: {
         securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' } }
       }
@@ -23,6 +23,16 @@ export default fp(async (fastify) => {
       buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}`
     }
   })
-  await fastify.register(swaggerUi, { routePrefix: '/docs' })
-  fastify.get('/openapi.json', { schema: { hide: true } }, async () => fastify.swagger())
-}, { name: 'openapi', dependencies: ['config'] })
+  // The server URL depends on how the client reached us (PUBLIC_URL or a trusted proxy's headers).
+  const forRequest = (request: FastifyRequest) => {
+    const document = fastify.swagger()
+    const base = request.publicUrl('')
+    return base === '' ? document : { ...document, servers: [{ url: base }] }
+  }
+  await fastify.register(swaggerUi, {
+    routePrefix: '/docs',
+    transformSpecification: (_spec, request) => forRequest(request),
+    transformSpecificationClone: false
+  })
+  fastify.get('/openapi.json', { schema: { hide: true } }, async (request) => forRequest(request))
+}, { name: 'openapi', dependencies: ['config', 'public-url'] })

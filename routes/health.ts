@@ -8,6 +8,8 @@ const Status = Type.Object({ status: Type.String() })
 /** Liveness and readiness probes, open to all (load balancers and orchestrators call them). */
 const health: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/health', {
+    // Liveness must not fail under load: a restarted process would not be less loaded.
+    config: { pressureHandler: () => undefined },
     schema: { summary: 'Liveness: the process answers', tags: ['health'], response: { 200: Status } }
   }, async () => ({ status: 'ok' }))
 

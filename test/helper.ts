@@ -9,6 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import type { DestinationStream } from 'pino'
 import { buildApp } from '../app.js'
 import { loadConfig, type Config } from '../plugins/config.js'
 
@@ -88,6 +89,8 @@ export function testConfig (env: Record<string, string | undefined> = {}): Confi
     LOG_LEVEL: 'silent',
     ADMIN_USERNAME: ADMIN.username,
     ADMIN_PASSWORD: ADMIN.password,
+    // The shared test machine stalls at times; only the load-shedding test turns shedding on.
+    LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS: '0',
     ...env
   })
 }
@@ -96,14 +99,25 @@ export function testConfig (env: Record<string, string | undefined> = {}): Confi
  * Builds and readies the service on `database` (a fresh embedded one by default), closed when
  * the test ends. Pass the same database to two calls for two instances sharing it.
  */
-export async function buildTestApp (t: Test, options: { database?: TestDatabase | DatabaseKind, env?: Record<string, string | undefined> } = {}): Promise<TestApp> {
+export async function buildTestApp (t: Test, options: {
+  database?: TestDatabase | DatabaseKind
+  env?: Record<string, string | undefined>
+  /** Receives every log line (as JSON text); set LOG_LEVEL in `env` to see them. */
+  logStream?: DestinationStream
+} = {}): Promise<TestApp> {
   const database = typeof options.database === 'object'
     ? options.database
     : await createTestDatabase(t, options.database ?? 'embedded')
-  const app = await buildApp(testConfig({ ...database.env, ...options.env }))
+  const app = await buildApp(testConfig({ ...database.env, ...options.env }), { logStream: options.logStream })
   t.teardown(async () => { await app.close() })
   await app.ready()
   return app
+}
+
+/** A log destination that keeps every line, for asserting what was (not) logged. */
+export function captureLogs (): DestinationStream & { lines: string[] } {
+  const lines: string[] = []
+  return { lines, write: (line: string) => { lines.push(line) } }
 }
 
 /** Creates a user through the API and returns its Authorization header value. */

@@ -1,9 +1,8 @@
 import t, { type Test } from 'tap'
 import { readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { buildApp } from '../../app.js'
 import { KEY_FILE } from '../../plugins/orchestrator-adapters.js'
-import { ADMIN, adminAuth, buildTestApp, createTestDatabase, testConfig, testDatabases, type TestApp, type TestDatabase } from '../helper.js'
+import { ADMIN, adminAuth, buildTestApp, captureLogs, createTestDatabase, testDatabases, type TestApp, type TestDatabase } from '../helper.js'
 import { startNsoServer, type NsoServer } from '../fixtures/nso-server.js'
 
 const KEY_A = 'first-orchestrator-secret-key-0123456789'
@@ -64,11 +63,8 @@ t.test('with ORCHESTRATOR_SECRET_KEY no file is made; another key cannot read th
 
 t.test('passwords never reach the log', async (t) => {
   const nso = await startNso(t, { password: 'Upstream-Pa55-Secret' })
-  const database = await createTestDatabase(t)
-  const lines: string[] = []
-  const app = await buildApp(testConfig({ ...database.env, LOG_LEVEL: 'trace' }), { logStream: { write: (line) => { lines.push(line) } } })
-  t.teardown(async () => { await app.close() })
-  await app.ready()
+  const logs = captureLogs()
+  const app = await buildTestApp(t, { env: { LOG_LEVEL: 'trace' }, logStream: logs })
 
   t.equal((await createAdapter(app, nso)).statusCode, 200)
   const bad = await app.inject({
@@ -85,8 +81,8 @@ t.test('passwords never reach the log', async (t) => {
   t.equal((await relay(app)).statusCode, 502, 'upstream 401 with the changed password')
   await app.close()
 
-  const log = lines.join('')
-  t.ok(lines.length > 10, 'the log was captured')
+  const log = logs.lines.join('')
+  t.ok(logs.lines.length > 10, 'the log was captured')
   t.match(log, /incoming request/)
   t.match(log, /request failed/, 'the 502 was logged')
   const secrets = ['Upstream-Pa55-Secret', 'Credential-In-Url', 'Bad-Adapter-Secret', 'Changed-Pa55-Secret', ADMIN.password]

@@ -183,10 +183,10 @@ t.test('the OpenAPI document describes the adapter and relay routes; passwords a
   const app = await buildTestApp(t)
   const doc = (await app.inject({ url: '/openapi.json' })).json()
   const paths = doc.paths
-  t.same(Object.keys(paths['/orchestrator_manager/adapters/']).sort(), ['get', 'post'])
+  t.same(Object.keys(paths['/orchestrator_manager/adapters']).sort(), ['get', 'post'])
   t.same(Object.keys(paths['/orchestrator_manager/adapters/{id}']).sort(), ['delete', 'get', 'put'])
 
-  const create = paths['/orchestrator_manager/adapters/'].post
+  const create = paths['/orchestrator_manager/adapters'].post
   const createSchema = create.requestBody.content['application/json'].schema
   t.same(createSchema.required.sort(), ['baseUrl', 'id', 'password', 'username'])
   t.equal(createSchema.properties.password.writeOnly, true)

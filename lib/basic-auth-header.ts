@@ -1,0 +1,11 @@
+/**
+ * The username in a Basic Authorization header, or '' when the header is absent or malformed.
+ * Only for keying login-failure counters: it proves nothing about the caller.
+ */
+export function basicUsername (header: string | undefined): string {
+  const match = /^\s*basic\s+([A-Za-z0-9+/]+=*)\s*$/i.exec(header ?? '')
+  if (match?.[1] === undefined) return ''
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8')
+  const colon = decoded.indexOf(':')
+  return colon < 0 ? '' : decoded.slice(0, colon)
+}

@@ -1,0 +1,24 @@
+import { randomBytes } from 'node:crypto'
+
+// Identifiers in the platform's shape (a MongoDB ObjectId): 12 bytes as 24 lowercase hex digits,
+// a 4-byte timestamp in seconds, 5 random bytes chosen once per process, a 3-byte counter.
+// Ids made in the same second by one process differ by the counter, across processes by the
+// random part; the timestamp makes them roughly ordered by creation.
+export const OBJECT_ID_PATTERN = '^[0-9a-f]{24}$'
+const OBJECT_ID = new RegExp(OBJECT_ID_PATTERN)
+
+const processPart = randomBytes(5)
+let counter = randomBytes(3).readUIntBE(0, 3)
+
+export function newObjectId (now: number = Date.now()): string {
+  const id = Buffer.alloc(12)
+  id.writeUInt32BE(Math.floor(now / 1000) % 0x1_0000_0000, 0)
+  processPart.copy(id, 4)
+  counter = (counter + 1) % 0x100_0000
+  id.writeUIntBE(counter, 9, 3)
+  return id.toString('hex')
+}
+
+export function isObjectId (value: string): boolean {
+  return OBJECT_ID.test(value)
+}

@@ -1,0 +1,148 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { WRITERS } from '../../plugins/auth.js'
+import { toFields, type Outcome } from '../../plugins/component-groups-repository.js'
+import { HttpError } from '../../lib/errors.js'
+import { expectedVersions, parseIfMatch, versionEtag, type ExpectedVersions } from '../../lib/if-match.js'
+import { errorResponses } from '../../schemas/common.js'
+import {
+  ComponentGroup, CreateBody, Created, Deleted, Fetched, IdParams, IfMatchHeaders, Imported, ImportBody, ListQuery,
+  Page, ReplaceBody, Updated
+} from '../../schemas/component-groups.js'
+
+const notFound = (id: string): HttpError => new HttpError(404, `Component group "${id}" not found`)
+const nameTaken = (name?: string): HttpError => new HttpError(409,
+  name === undefined ? 'Another component group has this name' : `A component group named "${name}" already exists`,
+  { code: 'NAME_TAKEN' })
+
+/** The answer to a write that did not happen. */
+function refused (outcome: Exclude<Outcome, { doc: ComponentGroup }>, id: string, name?: string): HttpError {
+  switch (outcome.refusal) {
+    case 'not-found': return notFound(id)
+    case 'forbidden': return new HttpError(403, `Component group "${id}" may only be changed by its gbacWrite groups`)
+    case 'name-taken': return nameTaken(name)
+    case 'stale': return new HttpError(409,
+      `Component group "${id}" has changed since the version given (If-Match or update.version): read it again, then retry`,
+      { code: 'VERSION_CONFLICT' })
+    case 'changed': return new HttpError(409, `Component group "${id}" changed while it was being written: retry`,
+      { code: 'VERSION_CONFLICT' })
+  }
+}
+
+/** The versions a write is conditional on, from If-Match and an optional body version. */
+function writeCondition (ifMatchHeader: string | undefined, bodyVersion?: number): ExpectedVersions {
+  const ifMatch = parseIfMatch(ifMatchHeader)
+  if (!ifMatch.ok) throw new HttpError(400, ifMatch.reason)
+  const expected = expectedVersions(ifMatch.value, bodyVersion)
+  if (!expected.ok) throw new HttpError(400, expected.reason)
+  return expected.value
+}
+
+/**
+ * Studio component groups (spec 4.1 and the platform's other operations). Reads: any user, within
+ * the document's gbacRead; writes: WRITERS, within gbacRead and gbacWrite. `version` grows by 1
+ * with every replacement; If-Match (or update.version) makes a write conditional.
+ */
+const componentGroups: FastifyPluginAsyncTypebox = async (fastify) => {
+  const repo = fastify.componentGroupsRepository
+  const tags = ['studio']
+  const writers = { roles: WRITERS }
+  const edit = (request: FastifyRequest, id: string): string => request.publicUrl(`/studio/#/edit?tab=0&component-group=${id}`)
+
+  fastify.get('/', {
+    schema: {
+      summary: 'List the component groups you may read, a page at a time',
+      tags,
+      querystring: ListQuery,
+      response: { 200: Page, ...errorResponses(400) }
+    }
+  }, async (request) => await repo.list(request.user, request.query))
+
+  fastify.post('/', {
+    config: writers,
+    schema: {
+      summary: 'Create a component group (version 1, a new _id)',
+      tags,
+      body: CreateBody,
+      response: { 200: Created, ...errorResponses(400, 409) }
+    }
+  }, async (request, reply) => {
+    const fields = toFields(request.body.componentGroup)
+    const created = await repo.create(fields)
+    if (created === undefined) throw nameTaken(fields.name)
+    void reply.header('etag', versionEtag(created.version))
+    return { created, edit: edit(request, created._id) }
+  })
+
+  fastify.post('/import', {
+    config: writers,
+    schema: {
+      summary: 'Import component groups: all or none, each with a new _id; a taken name gets a numeric suffix',
+      tags,
+      body: ImportBody,
+      response: { 200: Imported, ...errorResponses(400, 409) }
+    }
+  }, async (request) => {
+    const imported = await repo.importAll(request.body.componentGroups.map(toFields))
+    if (imported === undefined) throw nameTaken()
+    return { imported }
+  })
+
+  fastify.get('/:id', {
+    schema: {
+      summary: 'Get a component group',
+      tags,
+      params: IdParams,
+      response: { 200: Fetched, ...errorResponses(400, 404) }
+    }
+  }, async (request, reply) => {
+    const doc = await repo.get(request.user, request.params.id)
+    if (doc === undefined) throw notFound(request.params.id)
+    void reply.header('etag', versionEtag(doc.version))
+    return doc
+  })
+
+  fastify.put('/:id', {
+    config: writers,
+    schema: {
+      summary: 'Replace a component group document (spec 4.1)',
+      description: 'Replaces name, description, members, gbacRead, gbacWrite and meta with `update` and adds 1 to ' +
+        '`version`. Without `update` the document is returned unchanged. With If-Match or `update.version`, a ' +
+        'stale version is refused with 409 and nothing changes.',
+      tags,
+      params: IdParams,
+      headers: IfMatchHeaders,
+      body: ReplaceBody,
+      response: { 200: Updated, ...errorResponses(400, 404, 409) }
+    }
+  }, async (request, reply) => {
+    const { id } = request.params
+    const { update } = request.body
+    const expected = writeCondition(request.headers['if-match'], update?.version)
+    const outcome = update === undefined
+      ? await repo.checkWritable(request.user, id, expected)
+      : await repo.replace(request.user, id, toFields(update), expected)
+    if ('refusal' in outcome) throw refused(outcome, id, update?.name)
+    void reply.header('etag', versionEtag(outcome.doc.version))
+    return { updated: outcome.doc, edit: edit(request, id) }
+  })
+
+  fastify.delete('/:id', {
+    config: writers,
+    schema: {
+      summary: 'Delete a component group',
+      description: 'With If-Match, only while the version is still the one given (409 otherwise).',
+      tags,
+      params: IdParams,
+      headers: IfMatchHeaders,
+      response: { 200: Deleted, ...errorResponses(400, 404, 409) }
+    }
+  }, async (request) => {
+    const { id } = request.params
+    const outcome = await repo.remove(request.user, id, writeCondition(request.headers['if-match']))
+    if ('refusal' in outcome) throw refused(outcome, id)
+    return { deleted: outcome.doc }
+  })
+}
+
+export default componentGroups

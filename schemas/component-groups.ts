@@ -1,0 +1,120 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { OBJECT_ID_PATTERN } from '../lib/ids.js'
+
+// Limits: generous for real groups, small enough that one request cannot make the service or the
+// database do unbounded work. The README lists them.
+export const LIMITS = {
+  name: 255,
+  description: 10_000,
+  members: 2_000,
+  folderDepth: 32,
+  segment: 255,
+  componentPath: 1_024,
+  sourceCollection: 128,
+  ref: 256,
+  group: 128,
+  groups: 256,
+  importCount: 500
+} as const
+
+const Id = Type.String({ pattern: OBJECT_ID_PATTERN, description: 'Made by the service: 24 hexadecimal digits.' })
+const Name = Type.String({ minLength: 1, maxLength: LIMITS.name, pattern: '\\S', description: 'Unique among component groups.' })
+const Description = Type.String({ maxLength: LIMITS.description })
+const Group = Type.String({ minLength: 1, maxLength: LIMITS.group })
+const Groups = (description: string) => Type.Array(Group, { uniqueItems: true, maxItems: LIMITS.groups, description })
+const GbacRead = Groups('Groups allowed to read; empty: every user.')
+const GbacWrite = Groups('Groups allowed to write (besides reading); empty: every user with a writer role.')
+const Meta = Type.Object({}, { additionalProperties: true, description: 'Free-form metadata.' })
+const Version = Type.Integer({ minimum: 1, maximum: 2_147_483_647 })
+
+export const FolderMember = Type.Object({
+  path: Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.segment }), { minItems: 1, maxItems: LIMITS.folderDepth }),
+  type: Type.Literal('folder')
+}, { additionalProperties: false, description: 'A folder: its path as segments.' })
+
+export const ComponentMember = Type.Object({
+  path: Type.String({ minLength: 1, maxLength: LIMITS.componentPath }),
+  type: Type.Literal('component'),
+  sourceCollection: Type.String({ minLength: 1, maxLength: LIMITS.sourceCollection }),
+  ref: Type.String({ minLength: 1, maxLength: LIMITS.ref })
+}, { additionalProperties: false, description: 'A component: its path, the collection it comes from and its reference there.' })
+
+export const Member = Type.Union([FolderMember, ComponentMember])
+export type Member = Static<typeof Member>
+const Members = Type.Array(Member, { maxItems: LIMITS.members })
+
+/** A component group as every response carries it (spec 2.1): always every field. */
+export const ComponentGroup = Type.Object({
+  _id: Id,
+  name: Name,
+  description: Description,
+  members: Members,
+  gbacRead: GbacRead,
+  gbacWrite: GbacWrite,
+  version: Version,
+  meta: Meta
+}, { description: 'A component group.' })
+export type ComponentGroup = Static<typeof ComponentGroup>
+
+// The fields a writer sets; name, gbacRead and members are required, as on the platform.
+const writable = {
+  name: Name,
+  description: Type.Optional(Type.String({ maxLength: LIMITS.description, default: '' })),
+  members: Members,
+  gbacRead: GbacRead,
+  gbacWrite: Type.Optional(Type.Array(Group, { uniqueItems: true, maxItems: LIMITS.groups, default: [] })),
+  meta: Type.Optional(Type.Object({}, { additionalProperties: true, default: {} }))
+}
+
+/** What a create or an import takes. `_id` and `version` are accepted (exports carry them) and ignored. */
+export const ComponentGroupCreate = Type.Object({
+  _id: Type.Optional(Type.String({ maxLength: 64, description: 'Ignored: the service makes the id.' })),
+  version: Type.Optional(Type.Integer({ description: 'Ignored: a new group starts at version 1.' })),
+  ...writable
+}, { additionalProperties: false })
+export type ComponentGroupCreate = Static<typeof ComponentGroupCreate>
+
+/** The replacement document of PUT (spec 2.2): every writable field; absent optional ones get their defaults. */
+export const ComponentGroupUpdate = Type.Object({
+  version: Type.Optional(Type.Integer({
+    minimum: 1,
+    maximum: 2_147_483_647,
+    description: 'The version this replacement is based on; a stale one is refused (409). Same as If-Match.'
+  })),
+  ...writable
+}, { additionalProperties: false, description: 'The whole new document. `_id` may not be given.' })
+export type ComponentGroupUpdate = Static<typeof ComponentGroupUpdate>
+
+/** The fields every write stores, defaults applied. */
+export type ComponentGroupFields = Pick<ComponentGroup, 'name' | 'description' | 'members' | 'gbacRead' | 'gbacWrite' | 'meta'>
+
+export const IdParams = Type.Object({ id: Id })
+
+export const ListQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
+  skip: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 }),
+  sort: Type.Union([Type.Literal('name'), Type.Literal('version')], { default: 'name' }),
+  order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' }),
+  contains: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.name, description: 'Part of the name, case-insensitive, taken literally.' }))
+}, { additionalProperties: false })
+export type ListQuery = Static<typeof ListQuery>
+
+export const IfMatchHeaders = Type.Object({
+  'if-match': Type.Optional(Type.String({ description: 'A version this write is based on, as an ETag: "3". A stale one is refused (409).' }))
+})
+
+const ETagHeader = { ETag: Type.String({ description: 'The version of the document, quoted: "3".' }) }
+const withETag = <T extends object>(schema: T): T => ({ ...schema, headers: ETagHeader })
+
+export const CreateBody = Type.Object({ componentGroup: ComponentGroupCreate }, { additionalProperties: false })
+export const ReplaceBody = Type.Object({ update: Type.Optional(ComponentGroupUpdate) }, { additionalProperties: false })
+export const ImportBody = Type.Object({
+  componentGroups: Type.Array(ComponentGroupCreate, { maxItems: LIMITS.importCount })
+}, { additionalProperties: false })
+
+export const Created = withETag(Type.Object({ created: ComponentGroup, edit: Type.String({ description: 'Link to the edit page.' }) }))
+export const Updated = withETag(Type.Object({ updated: ComponentGroup, edit: Type.String({ description: 'Link to the edit page.' }) }))
+export const Fetched = withETag(ComponentGroup)
+export const Deleted = Type.Object({ deleted: ComponentGroup })
+export const Page = Type.Object({ results: Type.Array(ComponentGroup), total: Type.Integer({ minimum: 0 }) })
+export const Imported = Type.Object({ imported: Type.Array(ComponentGroup, { description: 'The stored groups, in the order given.' }) })

@@ -1,0 +1,72 @@
+import t from 'tap'
+import { adminAuth, basic, buildTestApp, createUser, testDatabases } from '../helper.js'
+
+const route = '/configuration_manager/ismaintenance'
+
+for (const database of testDatabases) {
+  t.test(`Basic auth on ${database}`, async (t) => {
+    const app = await buildTestApp(t, { database })
+
+    t.test('missing, malformed or wrong credentials are a 401 with a Basic challenge', async (t) => {
+      const headers: Array<Record<string, string>> = [
+        {},
+        { authorization: 'Bearer abc' },
+        { authorization: 'Basic !!!not-base64' },
+        { authorization: 'Basic ' + Buffer.from('no-colon').toString('base64') },
+        { authorization: basic('admin', 'wrong-password') },
+        { authorization: basic('nobody', 'whatever-password') },
+        { authorization: 'Basic ' + Buffer.from('admin:\u0000x').toString('base64') }
+      ]
+      for (const h of headers) {
+        const response = await app.inject({ url: route, headers: h })
+        t.equal(response.statusCode, 401, JSON.stringify(h))
+        t.match(response.headers['www-authenticate'], /^Basic realm="netauto"/)
+        t.match(response.json(), { statusCode: 401, error: 'Unauthorized' })
+      }
+    })
+
+    t.test('right credentials pass, again and again (the cached path)', async (t) => {
+      for (let i = 0; i < 3; i++) {
+        const response = await app.inject({ url: route, headers: { authorization: adminAuth } })
+        t.equal(response.statusCode, 200)
+        t.equal(response.body, 'false')
+      }
+    })
+
+    t.test('a wrong role is a 403, any role reads', async (t) => {
+      const reader = await createUser(app, { username: 'reader' })
+      t.equal((await app.inject({ url: route, headers: { authorization: reader } })).statusCode, 200)
+      const forbidden = await app.inject({ url: '/users', headers: { authorization: reader } })
+      t.equal(forbidden.statusCode, 403)
+      t.equal(forbidden.headers['www-authenticate'], undefined)
+    })
+
+    t.test('a user deleted elsewhere is refused once the cache entry is gone', async (t) => {
+      const auth = await createUser(app, { username: 'short-lived' })
+      t.equal((await app.inject({ url: route, headers: { authorization: auth } })).statusCode, 200)
+      await app.db.query("DELETE FROM users WHERE username = 'short-lived'")
+      app.forgetCredentials('short-lived')
+      t.equal((await app.inject({ url: route, headers: { authorization: auth } })).statusCode, 401)
+    })
+  })
+}
+
+t.test('with the cache off every request verifies the password', async (t) => {
+  const app = await buildTestApp(t, { env: { AUTH_CACHE_TTL_MS: '0' } })
+  const auth = await createUser(app, { username: 'ann' })
+  t.equal((await app.inject({ url: route, headers: { authorization: auth } })).statusCode, 200)
+  await app.db.query("UPDATE users SET disabled = true WHERE username = 'ann'")
+  t.equal((await app.inject({ url: route, headers: { authorization: auth } })).statusCode, 401, 'the change is seen at once')
+})
+
+t.test('a database outage during login is a 503, not a 401', async (t) => {
+  const app = await buildTestApp(t)
+  const auth = await createUser(app, { username: 'late' })
+  await app.db.close()
+  const response = await app.inject({ url: route, headers: { authorization: auth } })
+  t.equal(response.statusCode, 503)
+  t.match(response.json(), { statusCode: 503, code: 'DATABASE_UNAVAILABLE' })
+  t.equal(response.headers['www-authenticate'], undefined)
+  const ready = await app.inject({ url: '/ready' })
+  t.equal(ready.statusCode, 503)
+})

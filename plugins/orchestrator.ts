@@ -14,9 +14,8 @@ export interface UpstreamRequest {
   /** Path (and query) below the adapter's base URL. */
   path: string
   accept: string
-  /** JSON text, sent with `contentType`; absent: no body at all. */
-  body?: string
-  contentType?: string
+  /** Absent: no body (and no Content-Type) at all. */
+  body?: { text: string, contentType: string }
 }
 
 // A full configuration read with ?deep can be tens of megabytes; far beyond that is a runaway.
@@ -118,14 +117,14 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
   function dispatch (conn: Connection, request: UpstreamRequest): Promise<UpstreamAnswer> {
     // Only these headers go upstream: the caller's (its Authorization above all) never do.
     const headers: Record<string, string> = { authorization: conn.authorization, accept: request.accept }
-    if (request.body !== undefined) headers['content-type'] = request.contentType ?? request.accept
+    if (request.body !== undefined) headers['content-type'] = request.body.contentType
     return new Promise((resolve, reject) => {
       const exchange = new BufferedExchange(resolve, reject, conn.adapter.timeoutMs)
       conn.pool.dispatch({
         method: request.method,
         path: upstreamPath(conn.base, request.path),
         headers,
-        body: request.body
+        body: request.body?.text
       }, exchange)
     })
   }
@@ -230,11 +229,13 @@ class BufferedExchange implements Dispatcher.DispatchHandler {
     return true
   }
 
+  // undici never completes a request it aborted, so this runs only while unsettled.
   onComplete (): void {
-    if (this.#settled) return
     this.#settled = true
     clearTimeout(this.#timer)
-    this.resolve({ status: this.#status, contentType: this.#contentType, body: Buffer.concat(this.#chunks) })
+    // Most documents arrive in one chunk, which is then used as it is rather than copied.
+    const body = this.#chunks.length === 1 ? this.#chunks[0] as Buffer : Buffer.concat(this.#chunks)
+    this.resolve({ status: this.#status, contentType: this.#contentType, body })
   }
 
   onError (err: Error): void {

@@ -45,7 +45,7 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
       method: params.method,
       path: params.path,
       accept: params.accept,
-      ...(hasBody ? { body: JSON.stringify(request.body.body), contentType: params.contentType } : {})
+      ...(hasBody ? { body: { text: JSON.stringify(request.body.body), contentType: params.contentType } } : {})
     })
     const data = decodeUpstreamBody(answer.contentType, answer.body)
     return [data === undefined ? { result: String(answer.status) } : { result: String(answer.status), data }]

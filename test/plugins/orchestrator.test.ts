@@ -131,6 +131,23 @@ t.test('a pool closed under a call is replaced and the call still goes through o
   t.equal(nso.received.length, 2, 'nothing was sent twice')
 })
 
+t.test('a call still waiting for a free socket at its deadline is a 504 and is never written', async (t) => {
+  const nso = await startNso(t)
+  const { findAdapter } = registry(row(nso, '1', { timeoutMs: 300 }))
+  const client = orchestratorClient({ findAdapter, cacheTtlMs: 60_000, connections: 1 })
+  t.teardown(async () => { await client.close() })
+  nso.mode = 'hang'
+  // One socket: the second call queues behind the first, which never gets an answer.
+  const outcomes = await Promise.all([
+    client.send('nso', GET).catch((err: unknown) => err),
+    client.send('nso', { ...GET, path: '/restconf/data/tailf-ncs:devices/device=ce1/address' }).catch((err: unknown) => err)
+  ])
+  for (const outcome of outcomes) t.match(outcome, { statusCode: 504, code: 'UPSTREAM_TIMEOUT' })
+  nso.mode = 'normal'
+  t.equal((await client.send('nso', GET)).status, 200, 'the pool serves again')
+  t.same(nso.received.map((r) => r.url), [GET.path, GET.path], 'the queued call never reached the orchestrator')
+})
+
 t.test('after close() calls are refused with 503 and no pool is built', async (t) => {
   const nso = await startNso(t)
   const { findAdapter } = registry(row(nso, '1'))

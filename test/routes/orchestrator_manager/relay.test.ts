@@ -71,6 +71,20 @@ for (const database of testDatabases) {
       t.same(response.json(), { 'tailf-ncs:device': [nso.getData('tailf-ncs:devices/device=ce0')] })
     })
 
+    t.test('a document of many chunks arrives whole', async (t) => {
+      const devices = (nso.data['tailf-ncs:devices'] as { device: unknown[] })
+      devices.device = Array.from({ length: 3000 }, (_, i) => ({ name: `pe${i}`, address: `10.9.${i >> 8}.${i & 255}`, port: 22 }))
+      const path = '/restconf/data/tailf-ncs:devices/device'
+      const response = await query(app, 'nso', { path, accept: YANG_JSON })
+      t.equal(response.statusCode, 200)
+      const direct = await request(nso.url + path, { headers: { authorization: nso.authorization, accept: YANG_JSON } })
+      const expected = await direct.body.text()
+      t.ok(expected.length > 128 * 1024, `large enough to span several reads (${expected.length} bytes)`)
+      t.equal(response.body, expected, 'same bytes')
+      const read = await action(app, 'nso', { path, accept: YANG_JSON, method: 'GET' })
+      t.equal((read.json() as Array<{ data: { 'tailf-ncs:device': unknown[] } }>)[0]?.data['tailf-ncs:device'].length, 3000)
+    })
+
     t.test('restQuery with the legacy media types, JSON and XML', async (t) => {
       const cases: Array<[string, string]> = [
         ['/api/running/devices/device/ce0?deep', VND_DATA_JSON],

@@ -37,6 +37,9 @@ export interface RelayAdapter {
   revision: string
 }
 
+/** The 404 of an adapter id that is not in the registry. */
+export const adapterNotFound = (id: string): HttpError => new HttpError(404, `Orchestrator adapter "${id}" not found`)
+
 const COLUMNS = 'id, base_url, username, timeout_ms, reject_unauthorized, ca, created_at, updated_at'
 
 function toAdapter (row: AdapterRow): Adapter {

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import { Pool, type Dispatcher } from 'undici'
-import type { RelayAdapter } from './orchestrator-adapters.js'
+import { adapterNotFound, type RelayAdapter } from './orchestrator-adapters.js'
 import { HttpError } from '../lib/errors.js'
 import { splitBaseUrl, upstreamPath, type UpstreamBase } from '../lib/orchestrator-adapter.js'
 import type { RelayMethod } from '../lib/relay-request.js'
@@ -58,7 +58,7 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
   function build (adapter: RelayAdapter): Connection {
     const base = splitBaseUrl(adapter.baseUrl)
     // undici's own timers are a backstop only: they tick about once a second, so the deadline
-    // that holds is the AbortSignal of each request.
+    // that holds is the timer of each call (BufferedExchange).
     const backstopMs = adapter.timeoutMs + 1000
     const pool = new Pool(base.origin, {
       connections,
@@ -137,7 +137,7 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
     async send (id: string, request: UpstreamRequest): Promise<UpstreamAnswer> {
       for (let attempt = 0; ; attempt++) {
         const conn = await connection(id)
-        if (conn === undefined) throw new HttpError(404, `Orchestrator adapter "${id}" not found`)
+        if (conn === undefined) throw adapterNotFound(id)
         let answer: UpstreamAnswer
         try {
           answer = await dispatch(conn, request)

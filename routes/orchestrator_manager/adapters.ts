@@ -1,12 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { ADMINS } from '../../plugins/auth.js'
+import { adapterNotFound } from '../../plugins/orchestrator-adapters.js'
 import { HttpError } from '../../lib/errors.js'
 import { checkBaseUrl, checkCaBundle } from '../../lib/orchestrator-adapter.js'
 import { errorResponses } from '../../schemas/common.js'
 import { Adapter, AdapterCreate, AdapterList, AdapterParams, AdapterUpdate } from '../../schemas/orchestrator.js'
-
-const notFound = (id: string): HttpError => new HttpError(404, `Orchestrator adapter "${id}" not found`)
 
 // What the schema cannot say about baseUrl and ca; a 400 that names the field, before any write.
 function checkSettings<T extends { baseUrl?: string, ca?: string | null }> (input: T): T {
@@ -52,7 +51,7 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { summary: 'Get an orchestrator adapter', tags, params: AdapterParams, response: { 200: Adapter, ...errorResponses(400, 404) } }
   }, async (request) => {
     const adapter = await repo.get(request.params.id)
-    if (adapter === undefined) throw notFound(request.params.id)
+    if (adapter === undefined) throw adapterNotFound(request.params.id)
     return adapter
   })
 
@@ -68,7 +67,7 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const adapter = await repo.update(request.params.id, checkSettings(request.body))
     fastify.orchestrator.forget(request.params.id)
-    if (adapter === undefined) throw notFound(request.params.id)
+    if (adapter === undefined) throw adapterNotFound(request.params.id)
     return adapter
   })
 
@@ -83,7 +82,7 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const deleted = await repo.remove(request.params.id)
     fastify.orchestrator.forget(request.params.id)
-    if (!deleted) throw notFound(request.params.id)
+    if (!deleted) throw adapterNotFound(request.params.id)
     return { deleted }
   })
 }

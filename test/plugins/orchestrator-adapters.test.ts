@@ -1,24 +1,15 @@
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { KEY_FILE } from '../../plugins/orchestrator-adapters.js'
 import { ADMIN, adminAuth, buildTestApp, captureLogs, createTestDatabase, testDatabases, type TestApp, type TestDatabase } from '../helper.js'
-import { startNsoServer, type NsoServer } from '../fixtures/nso-server.js'
+import { createAdapter, nsoAdapter, startNso } from '../nso-helper.js'
 
 const KEY_A = 'first-orchestrator-secret-key-0123456789'
 const KEY_B = 'second-orchestrator-secret-key-987654321'
 const QUERY = { params: { path: '/restconf/data/tailf-ncs:devices/device=ce0/address', accept: 'application/yang-data+json' } }
 
-async function startNso (t: Test, opts?: Parameters<typeof startNsoServer>[0]): Promise<NsoServer> {
-  const nso = await startNsoServer(opts)
-  t.teardown(async () => { await nso.close() })
-  return nso
-}
-
 const headers = { authorization: adminAuth }
-const createAdapter = async (app: TestApp, nso: NsoServer, id = 'nso') => await app.inject({
-  method: 'POST', url: '/orchestrator_manager/adapters', headers, payload: { id, baseUrl: nso.url, username: nso.username, password: nso.password }
-})
 const relay = async (app: TestApp, id = 'nso') => await app.inject({ method: 'POST', url: `/orchestrator_manager/restQuery/${id}`, headers, payload: QUERY })
 
 t.test('without ORCHESTRATOR_SECRET_KEY a key file is made once under DATA_DIR, readable by the owner only', async (t) => {
@@ -27,7 +18,7 @@ t.test('without ORCHESTRATOR_SECRET_KEY a key file is made once under DATA_DIR, 
   const keyFile = path.join(database.env.DATA_DIR as string, KEY_FILE)
   const first = await buildTestApp(t, { database })
   await t.rejects(stat(keyFile), { code: 'ENOENT' }, 'not made before it is needed')
-  t.equal((await createAdapter(first, nso)).statusCode, 200)
+  t.equal((await createAdapter(first, nsoAdapter('nso', nso))).statusCode, 200)
   const info = await stat(keyFile)
   t.equal(info.mode & 0o777, 0o600)
   const key = await readFile(keyFile, 'utf8')
@@ -45,7 +36,7 @@ t.test('with ORCHESTRATOR_SECRET_KEY no file is made; another key cannot read th
   const nso = await startNso(t)
   const database = await createTestDatabase(t)
   const first = await buildTestApp(t, { database, env: { ORCHESTRATOR_SECRET_KEY: KEY_A } })
-  t.equal((await createAdapter(first, nso)).statusCode, 200)
+  t.equal((await createAdapter(first, nsoAdapter('nso', nso))).statusCode, 200)
   t.equal((await relay(first)).statusCode, 200)
   await t.rejects(stat(path.join(database.env.DATA_DIR as string, KEY_FILE)), { code: 'ENOENT' })
   await first.close()
@@ -66,7 +57,7 @@ t.test('passwords never reach the log', async (t) => {
   const logs = captureLogs()
   const app = await buildTestApp(t, { env: { LOG_LEVEL: 'trace' }, logStream: logs })
 
-  t.equal((await createAdapter(app, nso)).statusCode, 200)
+  t.equal((await createAdapter(app, nsoAdapter('nso', nso))).statusCode, 200)
   const bad = await app.inject({
     method: 'POST', url: '/orchestrator_manager/adapters', headers,
     payload: { id: 'bad', baseUrl: 'http://admin:Credential-In-Url@nso', username: 'admin', password: 'Bad-Adapter-Secret' }
@@ -102,7 +93,7 @@ for (const database of testDatabases.filter((kind) => kind === 'postgres')) {
     const eager = await buildTestApp(t, { database: shared, env: { ...env, ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: '0' } })
     const lazy = await buildTestApp(t, { database: shared, env: { ...env, ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: '60000' } })
 
-    t.equal((await createAdapter(writer, first)).statusCode, 200)
+    t.equal((await createAdapter(writer, nsoAdapter('nso', first))).statusCode, 200)
     t.equal((await relay(eager)).statusCode, 200)
     t.equal((await relay(lazy)).statusCode, 200)
     const eagerPool = eager.orchestrator.poolOf('nso')
@@ -120,7 +111,7 @@ for (const database of testDatabases.filter((kind) => kind === 'postgres')) {
     t.equal((await relay(eager)).statusCode, 404, 'deleted elsewhere: 404')
     t.equal(eager.orchestrator.poolOf('nso'), undefined)
 
-    t.equal((await createAdapter(writer, first)).statusCode, 200, 're-created under the same id')
+    t.equal((await createAdapter(writer, nsoAdapter('nso', first))).statusCode, 200, 're-created under the same id')
     t.equal((await relay(eager)).statusCode, 200)
     t.equal(first.received.length, 4, 'the re-created adapter is used')
   })

@@ -1,4 +1,4 @@
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { execFile } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
@@ -11,15 +11,10 @@ import { orchestratorClient, type UpstreamRequest } from '../../plugins/orchestr
 import type { RelayAdapter } from '../../plugins/orchestrator-adapters.js'
 import { HttpError } from '../../lib/errors.js'
 import { adminAuth, buildTestApp } from '../helper.js'
-import { startNsoServer, type NsoServer } from '../fixtures/nso-server.js'
+import type { NsoServer } from '../fixtures/nso-server.js'
+import { createAdapter, nsoAdapter, startNso } from '../nso-helper.js'
 
 const GET: UpstreamRequest = { method: 'GET', path: '/restconf/data/tailf-ncs:devices/device=ce0/address', accept: 'application/yang-data+json' }
-
-async function startNso (t: Test): Promise<NsoServer> {
-  const nso = await startNsoServer()
-  t.teardown(async () => { await nso.close() })
-  return nso
-}
 
 const row = (nso: NsoServer, revision: string, over: Partial<RelayAdapter> = {}): RelayAdapter => ({
   id: 'nso', baseUrl: nso.url, username: nso.username, password: nso.password, timeoutMs: 5000, rejectUnauthorized: true, ca: null, revision, ...over
@@ -177,10 +172,7 @@ t.test('after close() calls are refused with 503 and no pool is built', async (t
 t.test('the app closes its pools on shutdown', async (t) => {
   const nso = await startNso(t)
   const app = await buildTestApp(t)
-  await app.inject({
-    method: 'POST', url: '/orchestrator_manager/adapters', headers: { authorization: adminAuth },
-    payload: { id: 'nso', baseUrl: nso.url, username: nso.username, password: nso.password }
-  })
+  await createAdapter(app, nsoAdapter('nso', nso))
   const relayed = await app.inject({
     method: 'POST', url: '/orchestrator_manager/restQuery/nso', headers: { authorization: adminAuth },
     payload: { params: { path: GET.path, accept: GET.accept } }
@@ -216,7 +208,7 @@ t.test('TLS: verified by default, a CA bundle per adapter, verification can be t
   const relay = async (id: string) => await app.inject({
     method: 'POST', url: `/orchestrator_manager/restQuery/${id}`, headers, payload: { params: { path: GET.path, accept: GET.accept } }
   })
-  const created = await app.inject({ method: 'POST', url: '/orchestrator_manager/adapters', headers, payload: { id: 'tls', baseUrl, username: 'admin', password: 'tls-secret' } })
+  const created = await createAdapter(app, { id: 'tls', baseUrl, username: 'admin', password: 'tls-secret' })
   t.equal(created.json().rejectUnauthorized, true, 'verification on by default')
 
   const refused = await relay('tls')
@@ -232,7 +224,7 @@ t.test('TLS: verified by default, a CA bundle per adapter, verification can be t
   t.equal(trusted.body, '{"tailf-ncs:address":"127.0.0.1"}')
   t.same(authorizations, ['Basic ' + Buffer.from('admin:tls-secret').toString('base64')])
 
-  await app.inject({ method: 'POST', url: '/orchestrator_manager/adapters', headers, payload: { id: 'insecure', baseUrl, username: 'admin', password: 'x', rejectUnauthorized: false } })
+  await createAdapter(app, { id: 'insecure', baseUrl, username: 'admin', password: 'x', rejectUnauthorized: false })
   t.equal((await relay('insecure')).statusCode, 200, 'rejectUnauthorized: false accepts it')
 
   await app.inject({ method: 'PUT', url: '/orchestrator_manager/adapters/tls', headers, payload: { ca: null } })

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import { request } from 'undici'
 import { adminAuth, buildTestApp, createUser, testDatabases, type TestApp } from '../../helper.js'
 import { seedDatastore, startNsoServer, type NsoServer, type ReceivedRequest } from '../../fixtures/nso-server.js'
+import { createAdapter, nsoAdapter, startNso } from '../../nso-helper.js'
 
 const YANG_JSON = 'application/yang-data+json'
 const YANG_XML = 'application/yang-data+xml'
@@ -12,20 +13,6 @@ const VND_COLLECTION_XML = 'application/vnd.yang.collection+xml'
 const restconfError = (type: string, tag: string, message: string): unknown => ({
   'ietf-restconf:errors': { error: [{ 'error-type': type, 'error-tag': tag, 'error-message': message }] }
 })
-
-async function startNso (t: Test): Promise<NsoServer> {
-  const nso = await startNsoServer()
-  t.teardown(async () => { await nso.close() })
-  return nso
-}
-
-async function createAdapter (app: TestApp, body: Record<string, unknown>): Promise<void> {
-  const response = await app.inject({ method: 'POST', url: '/orchestrator_manager/adapters', headers: { authorization: adminAuth }, payload: body })
-  if (response.statusCode !== 200) throw new Error(`creating adapter: ${response.statusCode} ${response.body}`)
-}
-
-const nsoAdapter = (id: string, nso: NsoServer, over: Record<string, unknown> = {}): Record<string, unknown> =>
-  ({ id, baseUrl: nso.url, username: nso.username, password: nso.password, ...over })
 
 // The caller's own headers, which must never reach the orchestrator.
 const CALLER_HEADERS = { authorization: adminAuth, cookie: 'session=abc', 'x-forwarded-for': '203.0.113.9', 'x-custom': 'caller' }

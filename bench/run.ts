@@ -2,6 +2,7 @@
 // printing one JSON line each.
 import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
 import { studioGet, studioPut } from './studio.js'
+import { behindNginx, outageRecovery } from './ops.js'
 import { restQueryVsReplyFrom } from './orchestrator.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
@@ -9,6 +10,8 @@ const scenarios: Record<string, () => Promise<void>> = {
   'startup-embedded': startupEmbedded,
   'studio-put': studioPut,
   'studio-get': studioGet,
+  'behind-nginx': behindNginx,
+  'database-outage-recovery': outageRecovery,
   'orchestrator-restquery': restQueryVsReplyFrom
 }
 

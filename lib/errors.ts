@@ -33,6 +33,7 @@ const UNAVAILABLE_CODES = new Set([
 const UNAVAILABLE_MESSAGES = [
   'Connection terminated',
   'timeout exceeded when trying to connect',
+  'Query read timeout',
   'Client has encountered a connection error',
   'Cannot use a pool after calling end',
   'PGlite is closed'

@@ -11,6 +11,7 @@ export const ConfigSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  DATABASE_QUERY_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000 }),
   ADMIN_USERNAME: Type.String({ minLength: 1, maxLength: 64, default: 'admin' }),
   ADMIN_PASSWORD: Type.Optional(Type.String()),
   AUTH_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 10_000 }),

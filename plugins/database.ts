@@ -31,8 +31,17 @@ export interface Db extends Queryable {
   close(): Promise<void>
 }
 
-function postgresDb (connectionString: string, max: number): Db {
-  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: 5000 })
+function postgresDb (connectionString: string, max: number, queryTimeoutMs: number): Db {
+  // Bounded waits: a server that stops answering (network partition, frozen host) must turn into
+  // errors (503s), not requests that hang holding connections. Keepalive notices dead peers.
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    connectionTimeoutMillis: 5000,
+    query_timeout: queryTimeoutMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000
+  })
   // An idle client whose server went away emits 'error'; the pool drops it. Without a listener
   // that event would crash the process.
   pool.on('error', () => {})
@@ -119,9 +128,9 @@ async function embeddedDb (dataDir: string): Promise<Db> {
 }
 
 /** Opens the server named by DATABASE_URL, or the embedded database under DATA_DIR. */
-export async function openDatabase (config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR' | 'DATABASE_POOL_SIZE'>): Promise<Db> {
+export async function openDatabase (config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR' | 'DATABASE_POOL_SIZE' | 'DATABASE_QUERY_TIMEOUT_MS'>): Promise<Db> {
   return config.DATABASE_URL !== undefined
-    ? postgresDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE)
+    ? postgresDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE, config.DATABASE_QUERY_TIMEOUT_MS)
     : await embeddedDb(config.DATA_DIR)
 }
 

@@ -4,6 +4,7 @@ import { databaseUnavailable } from '../lib/errors.js'
 import { errorResponses } from '../schemas/common.js'
 
 const Status = Type.Object({ status: Type.String() })
+const READY_TIMEOUT_MS = 2000
 
 /** Liveness and readiness probes, open to all (load balancers and orchestrators call them). */
 const health: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -20,8 +21,13 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: Status, ...errorResponses(503) }
     }
   }, async () => {
+    // A probe must answer promptly: a database that takes this long is not ready, whatever it is.
+    const timeout = AbortSignal.timeout(READY_TIMEOUT_MS)
     try {
-      await fastify.db.query('SELECT 1')
+      await Promise.race([
+        fastify.db.query('SELECT 1'),
+        new Promise((_resolve, reject) => { timeout.addEventListener('abort', () => { reject(timeout.reason) }) })
+      ])
     } catch (err) {
       throw databaseUnavailable(err)
     }

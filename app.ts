@@ -21,6 +21,10 @@ import configurationManagerRoutes from './routes/configuration_manager/index.js'
 import studioRoutes from './routes/studio/component-groups.js'
 import gitPlugin from './plugins/git.js'
 import gitProjectsRoutes from './routes/git/projects.js'
+import orchestratorAdaptersPlugin from './plugins/orchestrator-adapters.js'
+import orchestratorPlugin from './plugins/orchestrator.js'
+import orchestratorAdapterRoutes from './routes/orchestrator_manager/adapters.js'
+import orchestratorRelayRoutes from './routes/orchestrator_manager/relay.js'
 
 /** Log fields that may carry secrets; pino replaces them with "[Redacted]". */
 export const REDACTED_PATHS = [
@@ -89,6 +93,8 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   await app.register(metricsPlugin)
   await app.register(loadSheddingPlugin)
   await app.register(gitPlugin)
+  await app.register(orchestratorAdaptersPlugin)
+  await app.register(orchestratorPlugin)
 
   await app.register(healthRoutes)
   await app.register(async (api) => {
@@ -97,6 +103,8 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
     await api.register(configurationManagerRoutes, { prefix: '/configuration_manager' })
     await api.register(studioRoutes, { prefix: '/studio/component-groups' })
     await api.register(gitProjectsRoutes, { prefix: '/git' })
+    await api.register(orchestratorAdapterRoutes, { prefix: '/orchestrator_manager/adapters' })
+    await api.register(orchestratorRelayRoutes, { prefix: '/orchestrator_manager' })
   })
 
   return app

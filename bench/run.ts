@@ -4,6 +4,7 @@ import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
 import { studioGet, studioPut } from './studio.js'
 import { behindNginx, outageRecovery } from './ops.js'
 import { gitInitWarm } from './git.js'
+import { restQueryVsReplyFrom } from './orchestrator.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
   'ismaintenance-with-auth': maintenanceWithAuth,
@@ -12,7 +13,8 @@ const scenarios: Record<string, () => Promise<void>> = {
   'studio-get': studioGet,
   'behind-nginx': behindNginx,
   'database-outage-recovery': outageRecovery,
-  'git-init-warm-vs-cli': gitInitWarm
+  'git-init-warm-vs-cli': gitInitWarm,
+  'orchestrator-restquery': restQueryVsReplyFrom
 }
 
 const filters = process.argv.slice(2)

@@ -1,8 +1,10 @@
 // The processes benchmarks load: `service` (the real app, configured from the environment) or a
 // baseline. Each prints "LISTENING <url>" once it accepts connections.
 import Fastify from 'fastify'
+import replyFrom from '@fastify/reply-from'
 import { buildApp } from '../app.js'
 import { loadConfig } from '../plugins/config.js'
+import { startNsoServer } from '../test/fixtures/nso-server.js'
 
 const kind = process.argv[2]
 
@@ -17,6 +19,26 @@ async function start (): Promise<string> {
       // The least a Fastify route can do: the baseline for the cost of our plugins and auth.
       const app = Fastify()
       app.get('/configuration_manager/ismaintenance', async () => true)
+      process.once('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
+      return await app.listen({ port: 0, host: '127.0.0.1' })
+    }
+    case 'nso': {
+      // The NSO stand-in as an upstream of its own, so relaying does not share its event loop.
+      const nso = await startNsoServer()
+      process.once('SIGTERM', () => { void nso.close().then(() => process.exit(0)) })
+      return nso.url
+    }
+    case 'reply-from': {
+      // A plain Fastify proxy: GET <path> relayed to UPSTREAM_URL with the upstream's credentials,
+      // the baseline for the cost of restQuery. Same undici pool size as the service's adapters.
+      const upstream = process.env.UPSTREAM_URL
+      const authorization = process.env.UPSTREAM_AUTHORIZATION
+      if (upstream === undefined || authorization === undefined) throw new Error('reply-from needs UPSTREAM_URL and UPSTREAM_AUTHORIZATION')
+      const app = Fastify()
+      await app.register(replyFrom, { base: upstream, undici: { connections: Number(process.env.UPSTREAM_CONNECTIONS ?? 10), pipelining: 1 } })
+      app.get('/*', async (request, reply) => {
+        return await reply.from(request.url, { rewriteRequestHeaders: (_req, headers) => ({ ...headers, authorization }) })
+      })
       process.once('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
       return await app.listen({ port: 0, host: '127.0.0.1' })
     }

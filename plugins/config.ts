@@ -32,7 +32,10 @@ export const ConfigSchema = Type.Object({
   CONFIG_MANAGER_BUNDLE_VERSION: Type.String({ minLength: 1, default: packageJson.version }),
   CONFIG_MANAGER_MAINTENANCE: Type.Optional(Type.Boolean()),
   // JSON: {"<name>": {"url", "username"?, "token"?, "timeoutMs"?}}; see lib/git-providers.ts.
-  GIT_PROVIDERS: Type.Optional(Type.String())
+  GIT_PROVIDERS: Type.Optional(Type.String()),
+  ORCHESTRATOR_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
+  ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
+  ORCHESTRATOR_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 256, default: 10 })
 })
 
 /** The settings, plus what is parsed from them once at start. */

@@ -1,0 +1,90 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { ADMINS } from '../../plugins/auth.js'
+import { adapterNotFound } from '../../plugins/orchestrator-adapters.js'
+import { HttpError } from '../../lib/errors.js'
+import { checkBaseUrl, checkCaBundle } from '../../lib/orchestrator-adapter.js'
+import { errorResponses } from '../../schemas/common.js'
+import { Adapter, AdapterCreate, AdapterList, AdapterParams, AdapterUpdate } from '../../schemas/orchestrator.js'
+
+// What the schema cannot say about baseUrl and ca; a 400 that names the field, before any write.
+function checkSettings<T extends { baseUrl?: string, ca?: string | null }> (input: T): T {
+  const checked = { ...input }
+  if (input.baseUrl !== undefined) {
+    const baseUrl = checkBaseUrl(input.baseUrl, 'body/baseUrl')
+    if (!baseUrl.ok) throw new HttpError(400, baseUrl.reason, { code: 'INVALID_ADAPTER' })
+    checked.baseUrl = baseUrl.value
+  }
+  if (typeof input.ca === 'string') {
+    const ca = checkCaBundle(input.ca, 'body/ca')
+    if (!ca.ok) throw new HttpError(400, ca.reason, { code: 'INVALID_ADAPTER' })
+  }
+  return checked
+}
+
+/** The orchestrator adapter registry (admin only). Passwords are write-only. */
+const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
+  const repo = fastify.adaptersRepository
+  const config = { roles: ADMINS }
+  const tags = ['orchestrator_manager']
+
+  fastify.get('/', {
+    config,
+    schema: { summary: 'List orchestrator adapters', tags, response: { 200: AdapterList } }
+  }, async () => {
+    const results = await repo.list()
+    return { results, total: results.length }
+  })
+
+  fastify.post('/', {
+    config,
+    schema: { summary: 'Create an orchestrator adapter', tags, body: AdapterCreate, response: { 200: Adapter, ...errorResponses(400, 409) } }
+  }, async (request) => {
+    const adapter = await repo.create(checkSettings(request.body))
+    if (adapter === undefined) throw new HttpError(409, `Orchestrator adapter "${request.body.id}" already exists`)
+    fastify.orchestrator.forget(adapter.id)
+    return adapter
+  })
+
+  fastify.get('/:id', {
+    config,
+    schema: { summary: 'Get an orchestrator adapter', tags, params: AdapterParams, response: { 200: Adapter, ...errorResponses(400, 404) } }
+  }, async (request) => {
+    const adapter = await repo.get(request.params.id)
+    if (adapter === undefined) throw adapterNotFound(request.params.id)
+    return adapter
+  })
+
+  fastify.put('/:id', {
+    config,
+    schema: {
+      summary: 'Change an orchestrator adapter; absent fields stay as they are, `ca: null` removes the CA',
+      tags,
+      params: AdapterParams,
+      body: AdapterUpdate,
+      response: { 200: Adapter, ...errorResponses(400, 404) }
+    }
+  }, async (request) => {
+    const adapter = await repo.update(request.params.id, checkSettings(request.body))
+    fastify.orchestrator.forget(request.params.id)
+    if (adapter === undefined) throw adapterNotFound(request.params.id)
+    return adapter
+  })
+
+  fastify.delete('/:id', {
+    config,
+    schema: {
+      summary: 'Delete an orchestrator adapter (its connections close once their calls are done)',
+      tags,
+      params: AdapterParams,
+      response: { 200: Type.Object({ deleted: Type.Boolean() }), ...errorResponses(400, 404) }
+    }
+  }, async (request) => {
+    const deleted = await repo.remove(request.params.id)
+    fastify.orchestrator.forget(request.params.id)
+    if (!deleted) throw adapterNotFound(request.params.id)
+    return { deleted }
+  })
+}
+
+export default adapters

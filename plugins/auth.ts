@@ -90,16 +90,43 @@ export default fp(async (fastify) => {
     }
   }
 
+  // Requests carrying a credential that is being verified right now wait for that verification
+  // instead of each paying a password hash (many arrive at once when a cache entry expires).
+  const verifying = new Map<string, Promise<void>>()
+
+  async function authenticate (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    // The header encodes username and password: a known one needs neither parsing, hashing nor
+    // the failure counter, so a working client is never slowed.
+    const header = request.headers.authorization
+    if (header === undefined) return await login(request, reply)
+    const cached = cache.get(header)
+    if (cached !== undefined) {
+      request.user = cached
+      return
+    }
+    const key = CredentialCache.key(header)
+    const inFlight = verifying.get(key)
+    if (inFlight !== undefined) {
+      await inFlight.catch(() => {})
+      const verified = cache.get(header)
+      if (verified !== undefined) {
+        request.user = verified
+        return
+      }
+    }
+    const attempt = login(request, reply)
+    if (!verifying.has(key)) {
+      verifying.set(key, attempt)
+      attempt.then(() => verifying.delete(key), () => verifying.delete(key))
+    }
+    await attempt
+  }
+
   fastify.decorate('authorize', function (allowed?: readonly Role[]) {
     // Bound once per route: nothing about the route is looked up per request.
     const refusal = allowed === undefined ? '' : `This operation needs one of the roles: ${allowed.join(', ')}`
     return async function authorize (request: FastifyRequest, reply: FastifyReply): Promise<void> {
-      // The header encodes username and password: a known one needs neither parsing, hashing nor
-      // the failure counter, so a working client is never slowed.
-      const header = request.headers.authorization
-      const cached = header === undefined ? undefined : cache.get(header)
-      if (cached !== undefined) request.user = cached
-      else await login(request, reply)
+      await authenticate(request, reply)
       if (allowed !== undefined && !request.user.roles.some((r) => r === 'admin' || allowed.includes(r))) {
         throw new HttpError(403, refusal)
       }

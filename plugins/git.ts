@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { Histogram } from 'prom-client'
 import git, { Errors, type HttpClient } from 'isomorphic-git'
 import fs from 'node:fs'
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
@@ -497,6 +498,25 @@ function gitService (options: { db: Db, dataDir: string, providers: GitProviders
 /** `fastify.git`: providers, the clone cache under DATA_DIR/git, and the locks around pushes. */
 export default fp(async (fastify) => {
   const service = gitService({ db: fastify.db, dataDir: fastify.config.DATA_DIR, providers: fastify.config.gitProviders })
+  const durations = new Histogram({
+    name: 'git_operation_duration_seconds',
+    help: 'Duration of Git project initializations (lock wait, fetch, commit and push), by provider and outcome',
+    labelNames: ['provider', 'operation', 'outcome'],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [fastify.metricsRegistry]
+  })
+  const initializeProject = service.initializeProject
+  service.initializeProject = async (input) => {
+    const end = durations.startTimer({ provider: input.provider.name, operation: 'initialize_project' })
+    try {
+      const result = await initializeProject(input)
+      end({ outcome: 'ok' })
+      return result
+    } catch (err) {
+      end({ outcome: String((err as { statusCode?: number }).statusCode ?? 500) })
+      throw err
+    }
+  }
   fastify.decorate('git', service)
   fastify.addHook('onClose', async () => { await service.close() })
-}, { name: 'git', dependencies: ['config', 'database'] })
+}, { name: 'git', dependencies: ['config', 'database', 'metrics'] })

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import { Gauge } from 'prom-client'
 import { Pool, type Dispatcher } from 'undici'
 import { adapterNotFound, type RelayAdapter } from './orchestrator-adapters.js'
 import { HttpError } from '../lib/errors.js'
@@ -169,6 +170,14 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
       return entries.get(id)?.pool
     },
 
+    /** Each live pool's connection counts, for metrics. */
+    poolStats (): Array<{ adapter: string, connected: number, free: number, pending: number, running: number }> {
+      return [...entries.entries()].map(([adapter, { pool }]) => {
+        const { connected, free, pending, running } = pool.stats
+        return { adapter, connected, free, pending, running }
+      })
+    },
+
     async close (): Promise<void> {
       closed = true
       const pools = [...entries.values()].map(async (entry) => { await entry.pool.close() })
@@ -269,4 +278,16 @@ export default fp(async (fastify) => {
   })
   fastify.decorate('orchestrator', client)
   fastify.addHook('onClose', async () => { await client.close() })
-}, { name: 'orchestrator', dependencies: ['config', 'orchestrator-adapters'] })
+  new Gauge({
+    name: 'orchestrator_pool_connections',
+    help: 'Connections of each orchestrator adapter pool: connected, free, and requests pending or running',
+    labelNames: ['adapter', 'state'],
+    registers: [fastify.metricsRegistry],
+    collect () {
+      this.reset()
+      for (const { adapter, ...counts } of client.poolStats()) {
+        for (const [state, value] of Object.entries(counts)) this.set({ adapter, state }, value)
+      }
+    }
+  })
+}, { name: 'orchestrator', dependencies: ['config', 'orchestrator-adapters', 'metrics'] })

@@ -70,3 +70,25 @@ t.test('a database outage during login is a 503, not a 401', async (t) => {
   const ready = await app.inject({ url: '/ready' })
   t.equal(ready.statusCode, 503)
 })
+
+t.test('concurrent requests with one new credential share a single password check', async (t) => {
+  const app = await buildTestApp(t)
+  const auth = await createUser(app, { username: 'burst' })
+  const { rows: before } = await app.db.query<{ n: number }>('SELECT count(*)::int AS n FROM users')
+  t.equal(before[0]?.n, 2)
+  let lookups = 0
+  const findForLogin = app.usersRepository.findForLogin.bind(app.usersRepository)
+  app.usersRepository.findForLogin = async (username) => { lookups++; return await findForLogin(username) }
+  const answers = await Promise.all(Array.from({ length: 20 }, async () =>
+    await app.inject({ url: route, headers: { authorization: auth } })))
+  t.same(answers.map((a) => a.statusCode), Array(20).fill(200))
+  t.equal(lookups, 1, 'one verification for twenty requests')
+
+  const wrong = basic('burst', 'not-the-password')
+  const refused = await Promise.all(Array.from({ length: 5 }, async () =>
+    await app.inject({ url: route, headers: { authorization: wrong } })))
+  for (const r of refused) {
+    t.equal(r.statusCode, 401)
+    t.match(r.headers['www-authenticate'], /^Basic realm=/, 'every refused waiter gets the challenge')
+  }
+})

@@ -64,3 +64,35 @@ t.test('under pressure the service sheds load with 503 and Retry-After; liveness
   t.match(response.json(), { statusCode: 503, error: 'Service Unavailable' })
   t.equal((await app.inject({ url: '/health' })).statusCode, 200)
 })
+
+t.test('/metrics carries Git initialization durations and each orchestrator adapter pool', async (t) => {
+  const { startGitServer } = await import('../fixtures/git-server.js')
+  const { startNsoServer } = await import('../fixtures/nso-server.js')
+  const gitServer = await startGitServer({ username: 'git-user', password: 'git-token' })
+  t.teardown(async () => { await gitServer.close() })
+  const nso = await startNsoServer()
+  t.teardown(async () => { await nso.close() })
+  await gitServer.createRepo('netops/metrics')
+  const app = await buildTestApp(t, {
+    env: { GIT_PROVIDERS: JSON.stringify({ Local: { url: gitServer.url, username: 'git-user', token: 'git-token' } }) }
+  })
+  const headers = { authorization: adminAuth }
+
+  const init = await app.inject({
+    method: 'POST', url: `/git/Local/repos/${encodeURIComponent('netops/metrics')}/branches/main/projects/p.json`, headers, payload: { project: { a: 1 } }
+  })
+  t.equal(init.statusCode, 200, init.body)
+  const adapter = await app.inject({
+    method: 'POST', url: '/orchestrator_manager/adapters', headers, payload: { id: 'nso1', baseUrl: nso.url, username: nso.username, password: nso.password }
+  })
+  t.equal(adapter.statusCode, 200, adapter.body)
+  const query = await app.inject({
+    method: 'POST', url: '/orchestrator_manager/restQuery/nso1', headers, payload: { params: { path: '/restconf/data/tailf-ncs:devices', accept: 'application/yang-data+json' } }
+  })
+  t.equal(query.statusCode, 200, query.body)
+
+  const metrics = (await app.inject({ url: '/metrics' })).body
+  t.match(metrics, /git_operation_duration_seconds_count\{provider="Local",operation="initialize_project",outcome="ok"\} 1/)
+  t.match(metrics, /orchestrator_pool_connections\{adapter="nso1",state="connected"\} 1/)
+  t.match(metrics, /orchestrator_pool_connections\{adapter="nso1",state="running"\} 0/)
+})

@@ -1,4 +1,4 @@
-import Fastify, { type FastifySchemaValidationError, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, type FastifySchemaValidationError, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { AjvCompiler, type BuildCompilerFromPool } from '@fastify/ajv-compiler'
 import { randomUUID } from 'node:crypto'
@@ -15,6 +15,7 @@ import loadSheddingPlugin from './plugins/load-shedding.js'
 import publicUrlPlugin from './plugins/public-url.js'
 import { ErrorResponse } from './schemas/common.js'
 import { trustProxy } from './lib/public-url.js'
+import { HttpError, toErrorBody } from './lib/errors.js'
 import healthRoutes from './routes/health.js'
 import usersRoutes from './routes/users/index.js'
 import configurationManagerRoutes from './routes/configuration_manager/index.js'
@@ -59,6 +60,17 @@ export function schemaErrorFormatter (errors: FastifySchemaValidationError[], da
   }).join(', '))
 }
 
+// Fastify answers malformed and over-long URLs before routing, with a body of its own that echoes
+// the URL back; these answers use the one error shape instead, and echo nothing.
+const FRAMEWORK_ERRORS: Record<string, string> = {
+  FST_ERR_BAD_URL: 'The URL is malformed (invalid percent-encoding)',
+  FST_ERR_MAX_PARAM_LENGTH: 'A path parameter of the URL is too long'
+}
+function frameworkErrors (error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const answer = new HttpError(error.statusCode ?? 400, FRAMEWORK_ERRORS[error.code] ?? 'The request is malformed', { code: error.code })
+  void reply.code(answer.statusCode).send(toErrorBody(answer))
+}
+
 /** Builds the service: cross-cutting plugins first, then the open routes, then the guarded areas. */
 export async function buildApp (config: Config, options: { logStream?: DestinationStream } = {}) {
   const app = Fastify({
@@ -76,6 +88,7 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
     genReqId: () => randomUUID(),
     schemaController: validatorCompilers(),
     schemaErrorFormatter,
+    frameworkErrors,
     ajv: { customOptions: { allErrors: false } }
   }).withTypeProvider<TypeBoxTypeProvider>()
 

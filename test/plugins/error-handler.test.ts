@@ -29,6 +29,15 @@ t.test('one error shape for every failure of the service', async (t) => {
   t.equal(unknown.statusCode, 404)
   t.same(unknown.json(), { statusCode: 404, error: 'Not Found', message: 'Route GET:/no/such/route not found' })
 
+  const badUrl = await app.inject({ url: '/users/%zz-secret-looking', headers: { authorization: adminAuth } })
+  t.equal(badUrl.statusCode, 400)
+  t.match(badUrl.json(), { statusCode: 400, error: 'Bad Request', code: 'FST_ERR_BAD_URL' })
+  t.notMatch(badUrl.body, /secret-looking/, 'the URL is not echoed')
+  const longUrl = await app.inject({ url: `/users/${'x'.repeat(3000)}`, headers: { authorization: adminAuth } })
+  t.equal(longUrl.statusCode, 414)
+  t.match(longUrl.json(), { statusCode: 414, error: 'URI Too Long', code: 'FST_ERR_MAX_PARAM_LENGTH' })
+  t.ok(longUrl.body.length < 300, 'the URL is not echoed')
+
   const wrongType = await app.inject({
     method: 'POST', url: '/users', headers: { authorization: adminAuth }, payload: { username: 'ann', password: 'long-enough', disabled: 'true' }
   })

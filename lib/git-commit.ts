@@ -1,5 +1,5 @@
 // What goes into a project commit: the file's bytes, the message and the author. Pure.
-import type { Validation } from './git-paths.js'
+import type { CheckResult } from './check-result.js'
 
 /** A project document as written to Git: JSON with a 2-space indent and a trailing newline, keys in the order given. */
 export function canonicalJson (project: unknown): string {
@@ -17,7 +17,7 @@ export function defaultCommitMessage (projectPath: string): string {
  * The commit message to write: the one given (line endings made LF, trailing blanks dropped, one
  * final newline, as git's own clean-up does), or the default naming the project.
  */
-export function commitMessage (input: string | undefined, projectPath: string): Validation<string> {
+export function commitMessage (input: string | undefined, projectPath: string): CheckResult<string> {
   if (input === undefined) return { ok: true, value: `${defaultCommitMessage(projectPath)}\n` }
   // Git ends a commit object's text at NUL in most tools, so the message would be cut short.
   if (input.includes('\u0000')) return { ok: false, reason: 'commitMessage must not contain NUL characters' }

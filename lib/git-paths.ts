@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 
 /** Outcome of a validation; `reason` is short enough to go straight into a 400 message. */
-export type Validation<T> = { ok: true; value: T } | { ok: false; reason: string };
+import type { CheckResult } from './check-result.js';
 
 /** Longest projectPath accepted (UTF-8 bytes): far beyond real use, bounded so paths stay cheap. */
 export const MAX_PROJECT_PATH_BYTES = 1024;
@@ -21,7 +21,7 @@ function byteLength(s: string): number {
   return encoder.encode(s).length;
 }
 
-function fail<T>(reason: string): Validation<T> {
+function fail<T>(reason: string): CheckResult<T> {
   return { ok: false, reason };
 }
 
@@ -42,7 +42,7 @@ function isGitDirName(segment: string): boolean {
  * Checks a project file path inside a repository and returns it as a normalised POSIX path.
  * Rejects anything that could leave the work tree, reach `.git`, or mean two different files.
  */
-export function validateProjectPath(input: string): Validation<string> {
+export function validateProjectPath(input: string): CheckResult<string> {
   if (input.length === 0) return fail('projectPath must not be empty');
   if (byteLength(input) > MAX_PROJECT_PATH_BYTES) {
     return fail(`projectPath must be at most ${MAX_PROJECT_PATH_BYTES} bytes`);
@@ -74,7 +74,7 @@ const REF_FORBIDDEN = /[ ~^:?*[\\]/;
  * Checks a branch name the way `git check-ref-format --branch` does (outside a repository),
  * with a length limit on top, so Git never gets a name it would refuse or misread.
  */
-export function validateBranchName(input: string): Validation<string> {
+export function validateBranchName(input: string): CheckResult<string> {
   if (input.length === 0) return fail('branchName must not be empty');
   if (byteLength(input) > MAX_BRANCH_NAME_BYTES) {
     return fail(`branchName must be at most ${MAX_BRANCH_NAME_BYTES} bytes`);
@@ -110,7 +110,7 @@ const REPO_SEGMENT = /^[A-Za-z0-9._-]+$/;
  * Checks a repository path such as `group/subgroup/project`: plain URL-safe segments only,
  * so it can be appended to a provider URL without encoding or path tricks.
  */
-export function validateRepoPath(input: string): Validation<string> {
+export function validateRepoPath(input: string): CheckResult<string> {
   if (input.length === 0) return fail('repoPath must not be empty');
   if (input.length > MAX_REPO_PATH_LENGTH) {
     return fail(`repoPath must be at most ${MAX_REPO_PATH_LENGTH} characters`);

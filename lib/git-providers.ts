@@ -1,6 +1,6 @@
 // The Git providers the service pushes to: GitHub and GitLab by default, more (or credentials for
 // these) from GIT_PROVIDERS. Pure: parsed and checked once when the configuration is loaded.
-import type { Validation } from './git-paths.js'
+import type { CheckResult } from './check-result.js'
 
 export interface GitProvider {
   /** Name as configured, e.g. `GitHub`; `gitType` matches it case-insensitively. */
@@ -33,12 +33,12 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 const CONTROL = /[\u0000-\u001f\u007f]/
 const FIELDS = new Set(['url', 'username', 'token', 'timeoutMs'])
 
-function fail<T> (reason: string): Validation<T> {
+function fail<T> (reason: string): CheckResult<T> {
   return { ok: false, reason: `GIT_PROVIDERS ${reason}` }
 }
 
 // Messages name the provider and the field, never a value: a value may be (or contain) a secret.
-function checkProvider (name: string, input: unknown): Validation<GitProvider> {
+function checkProvider (name: string, input: unknown): CheckResult<GitProvider> {
   const where = `provider "${name}"`
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return fail(`${where} must be an object with "url" and optionally "username", "token", "timeoutMs"`)
@@ -87,7 +87,7 @@ function checkProvider (name: string, input: unknown): Validation<GitProvider> {
  * Parses GIT_PROVIDERS (a JSON object of name -> {url, username?, token?, timeoutMs?}) over the
  * defaults. A configured name replaces the default of the same name, compared case-insensitively.
  */
-export function parseGitProviders (json: string | undefined): Validation<GitProviders> {
+export function parseGitProviders (json: string | undefined): CheckResult<GitProviders> {
   const providers = new Map<string, GitProvider>()
   for (const [name, entry] of Object.entries(DEFAULTS)) {
     providers.set(name.toLowerCase(), { name, url: entry.url, timeoutMs: DEFAULT_TIMEOUT_MS })

@@ -1,7 +1,7 @@
 // Optimistic concurrency on a document's integer `version`: the ETag is the version quoted
 // ("3"), and a writer names the version it read in `If-Match` or in the body (`version`).
 
-export type CheckResult<T> = { ok: true, value: T } | { ok: false, reason: string }
+import type { CheckResult } from './check-result.js'
 
 /** The versions a write may apply to; `undefined` means unconditional. */
 export type ExpectedVersions = number[] | undefined

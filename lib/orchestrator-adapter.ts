@@ -1,7 +1,7 @@
 // Adapter settings (spec 4.4/4.5, design "Orchestrator relay"): the base URL an adapter points at,
 // its optional CA bundle, and the one place the upstream request target is built from them.
 import { X509Certificate } from 'node:crypto'
-import type { CheckResult } from './relay-request.js'
+import type { CheckResult } from './check-result.js'
 
 export const MAX_BASE_URL_LENGTH = 2048
 

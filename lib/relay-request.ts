@@ -1,7 +1,7 @@
 // Checks on orchestrator relay parameters (spec 2.4). They run before any byte goes upstream,
 // so a caller can never make the relay talk to another host or smuggle headers.
 
-export type CheckResult<T> = { ok: true; value: T } | { ok: false; reason: string };
+import type { CheckResult } from './check-result.js';
 
 // Long enough for deep RESTCONF keypaths, short enough to bound work and logs.
 export const MAX_RELAY_PATH_LENGTH = 2048;

@@ -1,12 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { WRITERS } from '../../plugins/auth.js'
 import { HttpError } from '../../lib/errors.js'
-import { validateBranchName, validateProjectPath, validateRepoPath, type Validation } from '../../lib/git-paths.js'
+import { validateBranchName, validateProjectPath, validateRepoPath } from '../../lib/git-paths.js'
+import type { CheckResult } from '../../lib/check-result.js'
 import { canonicalJson, commitAuthor, commitMessage } from '../../lib/git-commit.js'
 import { errorResponses } from '../../schemas/common.js'
 import { GitProjectParams, InitializeProjectBody, InitializeProjectResponse } from '../../schemas/git.js'
 
-function valid<T> (result: Validation<T>): T {
+function valid<T> (result: CheckResult<T>): T {
   if (!result.ok) throw new HttpError(400, result.reason)
   return result.value
 }

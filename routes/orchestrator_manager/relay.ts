@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ADMINS } from '../../plugins/auth.js'
 import { HttpError } from '../../lib/errors.js'
-import { checkActionParams, checkQueryParams, type CheckResult } from '../../lib/relay-request.js'
+import { checkActionParams, checkQueryParams } from '../../lib/relay-request.js'
+import type { CheckResult } from '../../lib/check-result.js'
 import { decodeUpstreamBody } from '../../lib/upstream.js'
 import { errorResponses } from '../../schemas/common.js'
 import {

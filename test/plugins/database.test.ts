@@ -1,5 +1,6 @@
 import t from 'tap'
-import { migrate, openDatabase, type Db } from '../../plugins/database.js'
+import { readdir } from 'node:fs/promises'
+import { MIGRATIONS_DIR, migrate, openDatabase, type Db } from '../../plugins/database.js'
 import { captureLogs, adminAuth, basic, buildTestApp, createTestDatabase, testConfig, testDatabases } from '../helper.js'
 
 async function open (t: Parameters<typeof createTestDatabase>[0], env: Record<string, string>): Promise<Db> {
@@ -105,4 +106,18 @@ t.test('logs carry request ids and never credentials or passwords', async (t) =>
   t.match(probe, /"probe"/)
   t.notMatch(probe, /c2VjcmV0|p1|p2|t1/, 'secrets in logged objects are redacted')
   t.match(probe, /\[Redacted\]/)
+})
+
+t.test('two instances started at once on one server database both migrate and serve', { skip: testDatabases.includes('postgres') ? false : 'needs TEST_DATABASE_URL' }, async (t) => {
+  const database = await createTestDatabase(t, 'postgres')
+  const [a, b] = await Promise.all([buildTestApp(t, { database }), buildTestApp(t, { database })])
+  for (const app of [a, b]) {
+    t.equal((await app.inject({ url: '/ready' })).statusCode, 200)
+    t.equal((await app.inject({ url: '/users', headers: { authorization: adminAuth } })).statusCode, 200)
+  }
+  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql'))
+  const { rows } = await a.db.query<{ id: string }>('SELECT id FROM schema_migrations ORDER BY id')
+  t.same(rows.map((r) => r.id), files.sort(), 'every migration recorded exactly once')
+  const users = await a.db.query<{ n: number }>('SELECT count(*)::int AS n FROM users')
+  t.equal(users.rows[0]?.n, 1, 'one bootstrap admin, not two')
 })

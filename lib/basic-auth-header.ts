@@ -1,3 +1,8 @@
+/** The value of a Basic Authorization header for these credentials (RFC 7617, UTF-8). */
+export function basicAuthorization (username: string, password: string): string {
+  return 'Basic ' + Buffer.from(`${username}:${password}`, 'utf8').toString('base64')
+}
+
 /**
  * The username in a Basic Authorization header, or '' when the header is absent or malformed.
  * Only for keying login-failure counters: it proves nothing about the caller.

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { toErrorBody } from '../lib/errors.js'
+import { HttpError, toErrorBody } from '../lib/errors.js'
 
 /** One error shape for every failure, unknown routes included; 5xx are logged, never echoed. */
 export default fp(async (fastify) => {
@@ -11,10 +11,7 @@ export default fp(async (fastify) => {
   })
 
   fastify.setNotFoundHandler(async (request, reply) => {
-    return await reply.code(404).send({
-      statusCode: 404,
-      error: 'Not Found',
-      message: `Route ${request.method}:${request.url.split('?')[0] ?? ''} not found`
-    })
+    const body = toErrorBody(new HttpError(404, `Route ${request.method}:${request.url.split('?')[0] ?? ''} not found`))
+    return await reply.code(404).send(body)
   })
 }, { name: 'error-handler' })

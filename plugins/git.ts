@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import { Histogram } from 'prom-client'
+import { basicAuthorization } from '../lib/basic-auth-header.js'
 import git, { Errors, type HttpClient } from 'isomorphic-git'
 import fs from 'node:fs'
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
@@ -244,9 +245,9 @@ function gitService (options: { db: Db, dataDir: string, providers: GitProviders
     const secrets: string[] = []
     let authorization: string | undefined
     if (provider.token !== undefined) {
-      const encoded = Buffer.from(`${provider.username ?? ''}:${provider.token}`).toString('base64')
-      authorization = `Basic ${encoded}`
-      secrets.push(provider.token, encoded)
+      authorization = basicAuthorization(provider.username ?? '', provider.token)
+      // The header's encoded credentials are as secret as the token itself.
+      secrets.push(provider.token, authorization.slice('Basic '.length))
     }
     return {
       provider,

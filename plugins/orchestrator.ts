@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import { Gauge } from 'prom-client'
+import { basicAuthorization } from '../lib/basic-auth-header.js'
 import { Pool, type Dispatcher } from 'undici'
 import { adapterNotFound, type RelayAdapter } from './orchestrator-adapters.js'
 import { HttpError } from '../lib/errors.js'
@@ -68,7 +69,7 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
       bodyTimeout: backstopMs,
       connect: { rejectUnauthorized: adapter.rejectUnauthorized, ...(adapter.ca === null ? {} : { ca: adapter.ca }) }
     })
-    const authorization = 'Basic ' + Buffer.from(`${adapter.username}:${adapter.password}`, 'utf8').toString('base64')
+    const authorization = basicAuthorization(adapter.username, adapter.password)
     return { adapter, base, authorization, pool, fetchedAt: now() }
   }
 

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import type { DestinationStream } from 'pino'
 import { buildApp } from '../app.js'
+import { basicAuthorization } from '../lib/basic-auth-header.js'
 import { loadConfig, type Config } from '../plugins/config.js'
 
 const run = promisify(execFile)
@@ -25,9 +26,7 @@ export const testDatabases: DatabaseKind[] = process.env.TEST_DATABASE_URL === u
 
 export const ADMIN = { username: 'admin', password: 'admin-password-for-tests' }
 
-export function basic (username: string, password: string): string {
-  return 'Basic ' + Buffer.from(`${username}:${password}`).toString('base64')
-}
+export const basic = basicAuthorization
 export const adminAuth = basic(ADMIN.username, ADMIN.password)
 
 export type TestApp = Awaited<ReturnType<typeof buildApp>>

@@ -26,7 +26,7 @@ export interface Db extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
   /** Runs `fn` while holding a lock named `key`, shared by every instance using this database. */
   withAdvisoryLock<T>(key: string, fn: () => Promise<T>): Promise<T>
-  /** Connections in use and waiting, for readiness and metrics. */
+  /** Connections in use and waiting, for metrics. */
   poolStats(): { total: number, idle: number, waiting: number }
   close(): Promise<void>
 }

@@ -27,11 +27,19 @@ import orchestratorPlugin from './plugins/orchestrator.js'
 import orchestratorAdapterRoutes from './routes/orchestrator_manager/adapters.js'
 import orchestratorRelayRoutes from './routes/orchestrator_manager/relay.js'
 
-/** Log fields that may carry secrets; pino replaces them with "[Redacted]". */
+/**
+ * Log fields that may carry secrets; pino replaces them with "[Redacted]". The paths are
+ * explicit: a wildcard as the first segment would make pino run redaction over every field of
+ * every line, including the request id bound to each request's logger.
+ */
+const SECRET_FIELDS = ['password', 'token']
+const OBJECTS_WITH_SECRETS = ['body', 'user', 'adapter', 'provider', 'credentials', 'config', 'params', 'input']
 export const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers["proxy-authorization"]',
-  'password', '*.password', '*.*.password', 'token', '*.token', '*.*.token'
+  'headers.authorization',
+  ...SECRET_FIELDS,
+  ...OBJECTS_WITH_SECRETS.flatMap((object) => SECRET_FIELDS.map((field) => `${object}.${field}`))
 ]
 
 // Request bodies are validated as sent: no type coercion, unknown properties are an error.
@@ -75,6 +83,10 @@ function frameworkErrors (error: FastifyError, _request: FastifyRequest, reply: 
 export async function buildApp (config: Config, options: { logStream?: DestinationStream } = {}) {
   const app = Fastify({
     logger: { level: config.LOG_LEVEL, redact: REDACTED_PATHS, stream: options.logStream },
+    // Fastify passes an options object even when it is empty, which sends pino down its slow
+    // child path on every request; an empty one is left out.
+    childLoggerFactory: (logger, bindings, childOptions) =>
+      Object.keys(childOptions).length === 0 ? logger.child(bindings) : logger.child(bindings, childOptions),
     bodyLimit: config.BODY_LIMIT,
     // The first start of the embedded database runs initdb, which takes many seconds on a busy
     // machine: Fastify's default 10 s plugin timeout would make that first start fail.

@@ -18,7 +18,7 @@ export class CredentialCache<V> {
   }
 
   static key (credential: string): string {
-    return hash('sha256', credential, 'base64url')
+    return hash('sha256', credential, 'hex')
   }
 
   get (credential: string): V | undefined {

@@ -4,6 +4,7 @@ import rateLimit from '@fastify/rate-limit'
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { basicUsername } from '../lib/basic-auth-header.js'
+import { hookList } from '../lib/hook-list.js'
 import { CredentialCache } from '../lib/credential-cache.js'
 import { HttpError, databaseUnavailable, isDatabaseUnavailable } from '../lib/errors.js'
 import { generatePassword, hashPassword, verifyPassword } from '../lib/passwords.js'
@@ -159,8 +160,7 @@ async function bootstrapAdmin (fastify: FastifyInstance): Promise<void> {
 export function requireAuthentication (scope: FastifyInstance): void {
   scope.addHook('onRoute', (route) => {
     const roles = route.config?.roles
-    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
-    route.onRequest = [scope.authorize(roles), ...own]
+    route.onRequest = [scope.authorize(roles), ...hookList(route.onRequest)]
     documentSecurity(route, roles)
   })
 }

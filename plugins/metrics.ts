@@ -1,6 +1,8 @@
 import fp from 'fastify-plugin'
 import fastifyMetricsModule from 'fastify-metrics'
+import type { onResponseHookHandler } from 'fastify'
 import client from 'prom-client'
+import { hookList } from '../lib/hook-list.js'
 import { ADMINS } from './auth.js'
 
 // A CommonJS module whose plugin is its `default` export.
@@ -12,6 +14,8 @@ declare module 'fastify' {
     metricsRegistry: client.Registry
   }
 }
+
+const METRICS_URL = '/metrics'
 
 /**
  * GET /metrics in Prometheus text format: request counts and latency by route and status,
@@ -25,24 +29,35 @@ export default fp(async (fastify) => {
   await fastify.register(fastifyMetrics, {
     endpoint: {
       method: 'GET',
-      url: '/metrics',
+      url: METRICS_URL,
       logLevel: 'warn',
       schema: { summary: 'Prometheus metrics', tags: ['operations'], hide: true },
       ...(fastify.config.METRICS_AUTH ? { onRequest: fastify.authorize(ADMINS) } : {}),
       handler: async () => ''
     },
     defaultMetrics: { enabled: true, register: registry },
-    routeMetrics: {
-      // The histogram gives latency quantiles in PromQL; a summary would cost a t-digest per request.
-      enabled: { histogram: true, summary: false },
-      registeredRoutesOnly: true,
-      routeBlacklist: ['/metrics'],
-      overrides: {
-        histogram: { name: 'http_request_duration_seconds', registers: [registry] },
-        // Created by the plugin even when disabled; kept out of the global registry.
-        summary: { registers: [registry] }
-      }
+    // Route metrics are recorded below: fastify-metrics' own look the route up on every request
+    // and keep a timer per request, which cost more than the lightest routes themselves.
+    routeMetrics: { enabled: false }
+  })
+
+  // A histogram gives latency quantiles in PromQL (a summary would cost a t-digest per request).
+  const requestDuration = new client.Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Request duration in seconds, by method, route and status',
+    labelNames: ['method', 'route', 'status_code'],
+    registers: [registry]
+  })
+  // Bound to each route as it is registered: a request pays one observation and nothing else.
+  // Fastify already times every reply (reply.elapsedTime, in ms).
+  fastify.addHook('onRoute', (route) => {
+    if (route.url === METRICS_URL) return
+    const label = route.url
+    const observe: onResponseHookHandler = function (request, reply, done) {
+      requestDuration.observe({ method: request.method, route: label, status_code: reply.statusCode }, reply.elapsedTime / 1000)
+      done()
     }
+    route.onResponse = [...hookList(route.onResponse), observe]
   })
 
   const db = fastify.db

@@ -7,11 +7,16 @@ t.test('GET /metrics: Prometheus text with requests by route and status, and the
   const app = await buildTestApp(t)
   await app.inject({ url: route, headers: { authorization: adminAuth } })
   await app.inject({ url: route })
+  await app.inject({ url: '/users/admin', headers: { authorization: adminAuth } })
+  await app.inject({ url: '/no/such/route' })
   const response = await app.inject({ url: '/metrics' })
   t.equal(response.statusCode, 200)
   t.match(response.headers['content-type'], /^text\/plain/)
   t.match(response.body, /http_request_duration_seconds_count\{method="GET",route="\/configuration_manager\/ismaintenance",status_code="200"\} 1/)
   t.match(response.body, /http_request_duration_seconds_count\{method="GET",route="\/configuration_manager\/ismaintenance",status_code="401"\} 1/)
+  t.match(response.body, /http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/users\/:username",status_code="200"\} \d+/,
+    'the route as registered, parameters unexpanded')
+  t.notMatch(response.body, /no\/such\/route|route="\/metrics"/, 'neither unknown URLs nor the scrape itself become series')
   t.match(response.body, /db_pool_connections\{state="total"\} \d+/)
   t.match(response.body, /process_cpu_seconds_total/)
 

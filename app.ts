@@ -1,6 +1,7 @@
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, type FastifySchemaValidationError, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { AjvCompiler, type BuildCompilerFromPool } from '@fastify/ajv-compiler'
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import { randomUUID } from 'node:crypto'
 import type { DestinationStream } from 'pino'
 import configPlugin, { type Config } from './plugins/config.js'
@@ -15,6 +16,7 @@ import loadSheddingPlugin from './plugins/load-shedding.js'
 import publicUrlPlugin from './plugins/public-url.js'
 import { ErrorResponse } from './schemas/common.js'
 import { trustProxy } from './lib/public-url.js'
+import { withDiscriminatedUnions } from './lib/discriminated-unions.js'
 import { HttpError, toErrorBody } from './lib/errors.js'
 import healthRoutes from './routes/health.js'
 import usersRoutes from './routes/users/index.js'
@@ -46,7 +48,7 @@ export const REDACTED_PATHS = [
 // Query strings and path parameters arrive as text, so there numbers and booleans are coerced.
 // (The compiler's published types describe an older call signature; Fastify passes the route.)
 type RouteValidatorCompiler = (route: { schema: unknown, httpPart?: string }) => unknown
-function validatorCompilers (): NonNullable<FastifyServerOptions['schemaController']> {
+function schemaCompilers (): NonNullable<FastifyServerOptions['schemaController']> {
   const factory = AjvCompiler()
   const buildValidator: BuildCompilerFromPool = (externalSchemas) => {
     const strict = factory(externalSchemas, { customOptions: { coerceTypes: false, removeAdditional: false } }) as unknown as RouteValidatorCompiler
@@ -54,7 +56,15 @@ function validatorCompilers (): NonNullable<FastifyServerOptions['schemaControll
     const compile: RouteValidatorCompiler = (route) => route.httpPart === 'body' ? strict(route) : lenient(route)
     return compile as unknown as ReturnType<BuildCompilerFromPool>
   }
-  return { compilersFactory: { buildValidator } }
+  // Responses are serialised from their schema with each union of objects told apart by a constant
+  // (component group members) rewritten so that the serializer finds a value's branch by one
+  // comparison (lib/discriminated-unions.ts); the OpenAPI document keeps the schema as written.
+  const serializerFactory = SerializerSelector()
+  const buildSerializer: typeof serializerFactory = (externalSchemas, serializerOptions) => {
+    const compile = serializerFactory(externalSchemas, serializerOptions)
+    return (route) => compile({ ...route, schema: withDiscriminatedUnions(route.schema) })
+  }
+  return { compilersFactory: { buildValidator, buildSerializer } }
 }
 
 /**
@@ -98,7 +108,7 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
-    schemaController: validatorCompilers(),
+    schemaController: schemaCompilers(),
     schemaErrorFormatter,
     frameworkErrors,
     ajv: { customOptions: { allErrors: false } }

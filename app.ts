@@ -35,7 +35,7 @@ import orchestratorRelayRoutes from './routes/orchestrator_manager/relay.js'
  * every line, including the request id bound to each request's logger.
  */
 const SECRET_FIELDS = ['password', 'token']
-const OBJECTS_WITH_SECRETS = ['body', 'user', 'adapter', 'provider', 'credentials', 'config', 'params', 'input']
+const OBJECTS_WITH_SECRETS = ['err', 'body', 'user', 'adapter', 'provider', 'credentials', 'config', 'params', 'input']
 export const REDACTED_PATHS = [
   'req.headers.authorization',
   'req.headers["proxy-authorization"]',

@@ -101,10 +101,10 @@ t.test('logs carry request ids and never credentials or passwords', async (t) =>
   t.match(text, /"reqId":"req-123"/)
   t.notMatch(text, /ann-secret-password|wrong-secret-password|admin-password-for-tests/)
   t.notMatch(text, new RegExp(adminAuth.slice(6)))
-  app.log.info({ req: { headers: { authorization: 'Basic c2VjcmV0' } }, password: 'p1', user: { password: 'p2' }, provider: { token: 't1' }, adapter: { password: 'p3' }, body: { password: 'p4' } }, 'probe')
+  app.log.info({ req: { headers: { authorization: 'Basic c2VjcmV0' } }, password: 'p1', user: { password: 'p2' }, provider: { token: 't1' }, adapter: { password: 'p3' }, body: { password: 'p4' }, err: Object.assign(new Error('failed'), { token: 't2' }) }, 'probe')
   const probe = logs.lines.at(-1) ?? ''
   t.match(probe, /"probe"/)
-  t.notMatch(probe, /c2VjcmV0|p1|p2|p3|p4|t1/, 'secrets in logged objects are redacted')
+  t.notMatch(probe, /c2VjcmV0|p1|p2|p3|p4|t1|t2/, 'secrets in logged objects are redacted')
   t.match(probe, /\[Redacted\]/)
 })
 

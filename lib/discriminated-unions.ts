@@ -2,28 +2,35 @@ type Schema = Record<string, unknown>
 
 const isSchema = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value)
 
-/** The property every branch requires and fixes to its own constant, if there is one. */
-function discriminator (branches: Schema[]): string | undefined {
+interface Discriminator {
+  key: string
+  /** Each branch's constant for `key`, in branch order. */
+  constants: unknown[]
+}
+
+/** The property every branch requires and fixes to a constant of its own, if there is one. */
+function discriminator (branches: Schema[]): Discriminator | undefined {
   const [first] = branches
   if (first === undefined || !isSchema(first.properties)) return undefined
-  return Object.keys(first.properties).find((key) => {
-    const values = branches.map((branch) => {
+  for (const key of Object.keys(first.properties)) {
+    const constants = branches.map((branch) => {
       const property = isSchema(branch.properties) ? branch.properties[key] : undefined
       const required = Array.isArray(branch.required) && branch.required.includes(key)
       return required && isSchema(property) && 'const' in property ? property.const : undefined
     })
-    return values.every((v) => v !== undefined) && new Set(values).size === values.length
-  })
+    if (constants.every((v) => v !== undefined) && new Set(constants).size === constants.length) return { key, constants }
+  }
+  return undefined
 }
 
 // anyOf [a, b, c] told apart by `key`: if key = a's constant then a, else if key = b's then b, else c.
-function chain (branches: Schema[], key: string): Schema {
-  const [branch, ...rest] = branches
-  if (branch === undefined) return {}
-  if (rest.length === 0) return branch
-  const properties = branch.properties as Schema
-  const constant = (properties[key] as Schema).const
-  return { if: { type: 'object', properties: { [key]: { const: constant } }, required: [key] }, then: branch, else: chain(rest, key) }
+function chain (branches: Schema[], { key, constants }: Discriminator): Schema {
+  const last = branches.at(-1) as Schema
+  return branches.slice(0, -1).reduceRight<Schema>((otherwise, branch, i) => ({
+    if: { type: 'object', properties: { [key]: { const: constants[i] } }, required: [key] },
+    then: branch,
+    else: otherwise
+  }), last)
 }
 
 /**
@@ -41,8 +48,8 @@ export function withDiscriminatedUnions (schema: unknown): unknown {
   for (const [key, value] of Object.entries(schema)) copy[key] = withDiscriminatedUnions(value)
   const branches = copy.anyOf
   if (!Array.isArray(branches) || branches.length < 2 || !branches.every(isSchema) || 'if' in copy) return copy
-  const key = discriminator(branches)
-  if (key === undefined) return copy
+  const found = discriminator(branches)
+  if (found === undefined) return copy
   const { anyOf: _, ...siblings } = copy
-  return { ...siblings, ...chain(branches, key) }
+  return { ...siblings, ...chain(branches, found) }
 }

@@ -16,3 +16,6 @@ export function errorResponses<const C extends readonly number[]> (...codes: C):
 export const Role = Type.Union([Type.Literal('admin'), Type.Literal('designer'), Type.Literal('apiwrite')], {
   description: 'admin: everything; designer and apiwrite: studio and git writes. Any user may read.'
 })
+
+/** What a DELETE of a user or an orchestrator adapter answers. */
+export const Deleted = Type.Object({ deleted: Type.Boolean() })

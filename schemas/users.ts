@@ -40,3 +40,9 @@ export type UserUpdate = Static<typeof UserUpdate>
 
 export const UsernameParams = Type.Object({ username: Username })
 export const UserList = Type.Object({ results: Type.Array(User), total: Type.Integer() })
+
+/** A page of GET /users. */
+export const UserListQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
+  skip: Type.Integer({ minimum: 0, default: 0 })
+})

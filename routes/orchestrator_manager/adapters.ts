@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { ADMINS } from '../../plugins/auth.js'
 import { adapterNotFound } from '../../plugins/orchestrator-adapters.js'
 import { HttpError } from '../../lib/errors.js'
 import { checkBaseUrl, checkCaBundle } from '../../lib/orchestrator-adapter.js'
-import { errorResponses } from '../../schemas/common.js'
+import { Deleted, errorResponses } from '../../schemas/common.js'
 import { Adapter, AdapterCreate, AdapterList, AdapterParams, AdapterUpdate } from '../../schemas/orchestrator.js'
 
 // What the schema cannot say about baseUrl and ca; a 400 that names the field, before any write.
@@ -77,7 +76,7 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'Delete an orchestrator adapter (its connections close once their calls are done)',
       tags,
       params: AdapterParams,
-      response: { 200: Type.Object({ deleted: Type.Boolean() }), ...errorResponses(400, 404) }
+      response: { 200: Deleted, ...errorResponses(400, 404) }
     }
   }, async (request) => {
     const deleted = await repo.remove(request.params.id)

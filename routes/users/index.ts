@@ -1,14 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { ADMINS } from '../../plugins/auth.js'
 import { HttpError } from '../../lib/errors.js'
-import { errorResponses } from '../../schemas/common.js'
-import { User, UserCreate, UserList, UsernameParams, UserUpdate } from '../../schemas/users.js'
-
-const Page = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
-  skip: Type.Integer({ minimum: 0, default: 0 })
-})
+import { Deleted, errorResponses } from '../../schemas/common.js'
+import { User, UserCreate, UserList, UserListQuery, UsernameParams, UserUpdate } from '../../schemas/users.js'
 
 const notFound = (username: string): HttpError => new HttpError(404, `User "${username}" not found`)
 
@@ -20,7 +14,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get('/', {
     config,
-    schema: { summary: 'List users', tags, querystring: Page, response: { 200: UserList, ...errorResponses(400) } }
+    schema: { summary: 'List users', tags, querystring: UserListQuery, response: { 200: UserList, ...errorResponses(400) } }
   }, async (request) => await repo.list(request.query.limit, request.query.skip))
 
   fastify.post('/', {
@@ -63,7 +57,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'Delete a user',
       tags,
       params: UsernameParams,
-      response: { 200: Type.Object({ deleted: Type.Boolean() }), ...errorResponses(400, 404, 409) }
+      response: { 200: Deleted, ...errorResponses(400, 404, 409) }
     }
   }, async (request) => {
     const deleted = await repo.remove(request.params.username)

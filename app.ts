@@ -119,6 +119,8 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   app.addSchema(ErrorResponse)
   await app.register(configPlugin, { config })
   await app.register(errorHandlerPlugin)
+  // Before any route is added, so that every route but liveness is shed under overload.
+  await app.register(loadSheddingPlugin)
   await app.register(publicUrlPlugin)
   await app.register(openapiPlugin)
   await app.register(databasePlugin)
@@ -126,7 +128,6 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   await app.register(componentGroupsRepositoryPlugin)
   await app.register(authPlugin)
   await app.register(metricsPlugin)
-  await app.register(loadSheddingPlugin)
   await app.register(gitPlugin)
   await app.register(orchestratorAdaptersPlugin)
   await app.register(orchestratorPlugin)

@@ -10,7 +10,7 @@ const READY_TIMEOUT_MS = 2000
 const health: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/health', {
     // Liveness must not fail under load: a restarted process would not be less loaded.
-    config: { pressureHandler: () => undefined },
+    config: { neverShed: true },
     schema: { summary: 'Liveness: the process answers', tags: ['health'], response: { 200: Status } }
   }, async () => ({ status: 'ok' }))
 

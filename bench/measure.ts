@@ -1,5 +1,7 @@
 // Shared by every benchmark scenario: load generation, A/B alternation and the report line.
 import autocannon from 'autocannon'
+import pg from 'pg'
+import { randomBytes } from 'node:crypto'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
@@ -147,4 +149,26 @@ export async function startServer (kind: string, env: Record<string, string | un
       await once(child, 'exit')
     }
   }
+}
+
+/**
+ * A schema of its own on the PostgreSQL server (BENCH_DATABASE_URL, else the local one) for a
+ * scenario named `name`, or undefined when no server answers.
+ */
+export async function serverSchema (name: string): Promise<{ url: string, drop: () => Promise<void> } | undefined> {
+  const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+  const schema = `bench_${name}_${randomBytes(4).toString('hex')}`
+  const run = async (sql: string): Promise<void> => {
+    const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 2000 })
+    await client.connect()
+    try { await client.query(sql) } finally { await client.end() }
+  }
+  try {
+    await run(`CREATE SCHEMA ${schema}`)
+  } catch {
+    return undefined
+  }
+  const url = new URL(serverUrl)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return { url: url.toString(), drop: async () => { await run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`) } }
 }

@@ -1,11 +1,9 @@
 // Orchestrator scenario: restQuery through the service against a plain @fastify/reply-from proxy
 // relaying the same GET to the same NSO stand-in (its own process), same connections and duration.
-import pg from 'pg'
-import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { compare, report, startServer, type ChildServer } from './measure.js'
+import { compare, report, serverSchema, startServer, type ChildServer } from './measure.js'
 
 const ADMIN_PASSWORD = 'bench-admin-password'
 const auth = 'Basic ' + Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')
@@ -15,32 +13,12 @@ const CONNECTIONS = 10
 const DOCUMENT = '/restconf/data/tailf-ncs:devices/device=ce0'
 const ACCEPT = 'application/yang-data+json'
 
-/**
- * A schema of its own on the PostgreSQL server when one answers: the embedded database's first
- * start (initdb in WASM) can exceed the plugin start-up limit on a loaded machine. The relayed
- * calls never touch the database either way (adapter rows and credentials are cached).
- */
-async function serverSchema (): Promise<{ url: string, drop: () => Promise<void> } | undefined> {
-  const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-  const schema = `bench_orchestrator_${randomBytes(4).toString('hex')}`
-  const run = async (sql: string): Promise<void> => {
-    const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 2000 })
-    await client.connect()
-    try { await client.query(sql) } finally { await client.end() }
-  }
-  try {
-    await run(`CREATE SCHEMA ${schema}`)
-  } catch {
-    return undefined
-  }
-  const url = new URL(serverUrl)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return { url: url.toString(), drop: async () => { await run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`) } }
-}
-
 export async function restQueryVsReplyFrom (): Promise<void> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-orchestrator-'))
-  const database = await serverSchema()
+  // The PostgreSQL server when one answers: the embedded database's first start (initdb in WASM)
+  // can exceed the plugin start-up limit on a loaded machine. The relayed calls never touch the
+  // database either way (adapter rows and credentials are cached).
+  const database = await serverSchema('orchestrator')
   // Whatever started is stopped, also when a later server fails to start.
   const started: ChildServer[] = []
   const start = async (kind: string, env?: Record<string, string>): Promise<ChildServer> => {

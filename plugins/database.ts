@@ -1,11 +1,14 @@
 import fp from 'fastify-plugin'
 import pg from 'pg'
-import { PGlite } from '@electric-sql/pglite'
 import { mkdir, readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
 import type { Config } from './config.js'
 import { KeyedMutex } from '../lib/keyed-mutex.js'
+import type { EmbeddedError, EmbeddedReply, EmbeddedRequest } from './embedded-database-worker.js'
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
 
 export interface QueryResult<R> {
   rows: R[]
@@ -95,35 +98,96 @@ function postgresDb (connectionString: string, max: number, queryTimeoutMs: numb
   }
 }
 
+// The worker's own file: .js when built, .ts when the tests run the sources.
+const EMBEDDED_WORKER = new URL(`./embedded-database-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url)
+const CLOSED = 'PGlite is closed'
+
+/**
+ * Embedded PostgreSQL under `dataDir`, run in a worker thread (embedded-database-worker.ts).
+ * PGlite is one connection: statements are serialised here, and a transaction holds that
+ * connection from BEGIN to COMMIT or ROLLBACK.
+ */
 async function embeddedDb (dataDir: string): Promise<Db> {
   const dir = path.resolve(dataDir, 'pgdata')
   await mkdir(dir, { recursive: true })
-  const lite = await PGlite.create(dir)
-  // PGlite is one connection in this process, so an in-process lock serialises every user of it.
+  const worker = new Worker(EMBEDDED_WORKER, { workerData: { dir } })
+  const pending = new Map<number, { resolve: (reply: EmbeddedReply) => void, reject: (err: Error) => void }>()
+  let nextId = 0
+  let closed = false
+  const fail = (err: Error): void => {
+    closed = true
+    for (const { reject } of pending.values()) reject(err)
+    pending.clear()
+  }
+  await new Promise<void>((resolve, reject) => {
+    worker.once('message', (message: { ready: boolean, error?: EmbeddedError }) => {
+      if (message.ready) resolve()
+      else reject(Object.assign(new Error(message.error?.message ?? 'The embedded database did not start'), message.error))
+    })
+    worker.once('error', reject)
+    worker.once('exit', (code) => { reject(new Error(`The embedded database stopped while starting (exit code ${code})`)) })
+  })
+  worker.on('message', (reply: EmbeddedReply) => {
+    const call = pending.get(reply.id)
+    pending.delete(reply.id)
+    if (call === undefined) return
+    if ('error' in reply) call.reject(Object.assign(new Error(reply.error.message), reply.error))
+    else call.resolve(reply)
+  })
+  // A worker that dies takes the connection with it: every call from then on is a 503.
+  worker.on('error', (err) => { fail(Object.assign(new Error(`${CLOSED}: ${err.message}`), { cause: err })) })
+  worker.on('exit', () => { fail(new Error(CLOSED)) })
+
+  const send = async (request: DistributiveOmit<EmbeddedRequest, 'id'>): Promise<EmbeddedReply> => {
+    if (closed) throw new Error(CLOSED)
+    const id = ++nextId
+    return await new Promise<EmbeddedReply>((resolve, reject) => {
+      pending.set(id, { resolve, reject })
+      worker.postMessage({ ...request, id })
+    })
+  }
+  const connection: Queryable = {
+    async query<R> (text: string, params?: unknown[]): Promise<QueryResult<R>> {
+      const reply = await send({ op: 'query', text, params })
+      return 'rows' in reply ? { rows: reply.rows as R[], rowCount: reply.rowCount } : { rows: [], rowCount: 0 }
+    },
+    async exec (script) { await send({ op: 'exec', text: script }) }
+  }
+  // One user of the connection at a time; advisory locks are in-process (one process owns the files).
+  const serial = new KeyedMutex()
   const locks = new KeyedMutex()
-  let waiting = 0
-  const query = async <R>(client: Pick<PGlite, 'query'>, text: string, params?: unknown[]): Promise<QueryResult<R>> => {
-    waiting++
+  let users = 0
+  const exclusive = async <T>(fn: () => Promise<T>): Promise<T> => {
+    users++
     try {
-      const result = await client.query<R>(text, params)
-      // PGlite counts only written rows; pg's rowCount also counts the rows a SELECT returns.
-      return { rows: result.rows, rowCount: Math.max(result.affectedRows ?? 0, result.rows.length) }
+      return await serial.run('connection', fn)
     } finally {
-      waiting--
+      users--
     }
   }
   return {
     kind: 'embedded',
-    query: async (text, params) => await query(lite, text, params),
-    transaction: async (fn) => await lite.transaction(async (tx) =>
-      await fn({
-        query: async (text, params) => await query(tx, text, params),
-        exec: async (script) => { await tx.exec(script) }
-      })),
+    query: async (text, params) => await exclusive(async () => await connection.query(text, params)),
+    exec: async (script) => { await exclusive(async () => { await connection.exec(script) }) },
+    transaction: async (fn) => await exclusive(async () => {
+      await connection.exec('BEGIN')
+      try {
+        const result = await fn(connection)
+        await connection.exec('COMMIT')
+        return result
+      } catch (err) {
+        await connection.exec('ROLLBACK').catch(() => {})
+        throw err
+      }
+    }),
     withAdvisoryLock: async (key, fn) => await locks.run(key, fn),
-    async exec (script) { await lite.exec(script) },
-    poolStats: () => ({ total: 1, idle: waiting === 0 ? 1 : 0, waiting: Math.max(0, waiting - 1) }),
-    async close () { if (!lite.closed) await lite.close() }
+    poolStats: () => ({ total: 1, idle: users === 0 ? 1 : 0, waiting: Math.max(0, users - 1) }),
+    async close () {
+      if (closed) return
+      await send({ op: 'close' }).catch(() => {})
+      closed = true
+      await worker.terminate()
+    }
   }
 }
 

@@ -51,6 +51,29 @@ for (const kind of testDatabases) {
   })
 }
 
+t.test('an embedded query runs beside the event loop, not on it', async (t) => {
+  const database = await createTestDatabase(t, 'embedded')
+  const db = await open(t, database.env)
+  let ticks = 0
+  const timer = setInterval(() => { ticks++ }, 10)
+  try {
+    await db.query('SELECT pg_sleep(0.3)')
+  } finally {
+    clearInterval(timer)
+  }
+  // On the event loop, the 300 ms in PostgreSQL would have let no timer run at all.
+  t.ok(ticks >= 5, `timers ran while the query did (${ticks} ticks of 10 ms)`)
+})
+
+t.test('a closed embedded database refuses queries as unavailable, never hangs', async (t) => {
+  const database = await createTestDatabase(t, 'embedded')
+  const db = await openDatabase(testConfig(database.env))
+  await db.close()
+  await t.rejects(db.query('SELECT 1'), { message: /PGlite is closed/ })
+  await db.close()
+  t.pass('closing twice is harmless')
+})
+
 t.test('the embedded database keeps its data across restarts', async (t) => {
   const database = await createTestDatabase(t, 'embedded')
   const first = await openDatabase(testConfig(database.env))

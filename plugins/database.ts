@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin'
 import pg from 'pg'
+import { createHash } from 'node:crypto'
 import { mkdir, readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,6 +35,16 @@ export interface Db extends Queryable {
   close(): Promise<void>
 }
 
+const statementNames = new Map<string, string>()
+function statementName (text: string): string {
+  let name = statementNames.get(text)
+  if (name === undefined) {
+    name = `s${createHash('sha256').update(text).digest('hex').slice(0, 16)}`
+    statementNames.set(text, name)
+  }
+  return name
+}
+
 function postgresDb (connectionString: string, max: number, queryTimeoutMs: number): Db {
   // Bounded waits: a server that stops answering (network partition, frozen host) must turn into
   // errors (503s), not requests that hang holding connections. Keepalive notices dead peers.
@@ -49,7 +60,12 @@ function postgresDb (connectionString: string, max: number, queryTimeoutMs: numb
   // that event would crash the process.
   pool.on('error', () => {})
   const query = async <R>(client: pg.Pool | pg.PoolClient, text: string, params?: unknown[]): Promise<QueryResult<R>> => {
-    const result = await client.query(text, params)
+    // A statement with parameters is prepared once per connection under a name derived from its
+    // text, so the server parses and plans it once instead of on every call. The service's SQL
+    // is a fixed set of texts (values always travel as parameters), so the names stay few.
+    const result = params === undefined || params.length === 0
+      ? await client.query(text)
+      : await client.query({ text, values: params, name: statementName(text) })
     return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 }
   }
   return {

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
+import { Latencies } from './latencies.js'
 
 export interface Target {
   url: string
@@ -35,18 +36,26 @@ export function report (line: Record<string, unknown>): void {
 }
 
 export async function load (target: Target, options: LoadOptions): Promise<LoadFigures> {
-  const result = await autocannon({
-    url: target.url,
-    method: target.method ?? 'GET',
-    headers: target.headers,
-    body: target.body,
-    connections: options.connections,
-    duration: options.seconds
+  // autocannon's own percentiles are whole milliseconds (3 ms against 2 ms reads as 1.5x); each
+  // response's time arrives in fractions of one, and is kept here for 2xx answers as autocannon does.
+  const latencies = new Latencies()
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const run = autocannon({
+      url: target.url,
+      method: target.method ?? 'GET',
+      headers: target.headers,
+      body: target.body,
+      connections: options.connections,
+      duration: options.seconds
+    }, (err, result) => { if (err !== null && err !== undefined) reject(err); else resolve(result) })
+    run.on('response', (_client, statusCode, _bytes, responseTime) => {
+      if (statusCode >= 200 && statusCode < 300) latencies.add(responseTime)
+    })
   })
   return {
     rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
+    p50: latencies.percentile(50),
+    p99: latencies.percentile(99),
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx
   }

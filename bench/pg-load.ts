@@ -1,6 +1,7 @@
 // Child process of pgLoad() (measure.ts): runs one query in concurrent loops through a pg Pool
 // and prints the figures as one JSON line, in the units autocannon uses (per second, ms).
 import pg from 'pg'
+import { Latencies } from './latencies.js'
 import type { LoadFigures, LoadOptions, PgLoadSpec } from './measure.js'
 
 const spec = JSON.parse(process.argv[2] ?? '{}') as PgLoadSpec & LoadOptions
@@ -10,7 +11,8 @@ const pool = new pg.Pool({ connectionString: spec.url, max: spec.connections })
 const clients = await Promise.all(Array.from({ length: spec.connections }, async () => await pool.connect()))
 for (const client of clients) client.release()
 
-const latencies: number[] = []
+const latencies = new Latencies()
+let answered = 0
 let errors = 0
 const started = performance.now()
 const deadline = started + spec.seconds * 1000
@@ -19,7 +21,8 @@ async function loop (): Promise<void> {
     const sent = performance.now()
     try {
       await pool.query(spec.sql, spec.params)
-      latencies.push(performance.now() - sent)
+      latencies.add(performance.now() - sent)
+      answered++
     } catch {
       errors++
     }
@@ -29,7 +32,5 @@ await Promise.all(Array.from({ length: spec.connections }, loop))
 const elapsed = (performance.now() - started) / 1000
 await pool.end()
 
-latencies.sort((a, b) => a - b)
-const at = (q: number): number => Number((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0).toFixed(2))
-const figures: LoadFigures = { rps: latencies.length / elapsed, p50: at(0.5), p99: at(0.99), errors, non2xx: 0 }
+const figures: LoadFigures = { rps: answered / elapsed, p50: latencies.percentile(50), p99: latencies.percentile(99), errors, non2xx: 0 }
 process.stdout.write(JSON.stringify(figures) + '\n')

@@ -66,7 +66,7 @@ t.test('under pressure the service sheds load with 503 and Retry-After; liveness
   }
   t.equal(response.statusCode, 503)
   t.equal(response.headers['retry-after'], '7')
-  t.match(response.json(), { statusCode: 503, error: 'Service Unavailable' })
+  t.match(response.json(), { statusCode: 503, error: 'Service Unavailable', code: 'SERVICE_OVERLOADED' })
   t.equal((await app.inject({ url: '/health' })).statusCode, 200)
 })
 

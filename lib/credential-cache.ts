@@ -7,6 +7,9 @@ import { hash } from 'node:crypto'
  */
 export class CredentialCache<V> {
   readonly #entries = new Map<string, { username: string, value: V, expires: number }>()
+  // How often each username was forgotten: a verification that began before a change of its user
+  // must not store what it read (see `generation`).
+  readonly #generations = new Map<string, number>()
   readonly #ttlMs: number
   readonly #maxEntries: number
   readonly #now: () => number
@@ -32,8 +35,16 @@ export class CredentialCache<V> {
     return entry.value
   }
 
-  set (credential: string, username: string, value: V): void {
-    if (this.#ttlMs <= 0) return
+  /**
+   * The current generation of `username`: pass it to `set` when the verification that will end in
+   * that `set` begins. A `forget` in between makes that `set` a no-op.
+   */
+  generation (username: string): number {
+    return this.#generations.get(username) ?? 0
+  }
+
+  set (credential: string, username: string, value: V, generation = this.generation(username)): void {
+    if (this.#ttlMs <= 0 || generation !== this.generation(username)) return
     // Map keeps insertion order: dropping the first entry drops the oldest.
     if (this.#entries.size >= this.#maxEntries) {
       const oldest = this.#entries.keys().next()
@@ -44,6 +55,7 @@ export class CredentialCache<V> {
 
   /** Drops every entry of `username`, e.g. when that user changes. */
   forget (username: string): void {
+    this.#generations.set(username, this.generation(username) + 1)
     for (const [key, entry] of this.#entries) {
       if (entry.username === username) this.#entries.delete(key)
     }

@@ -48,6 +48,8 @@ export default fp(async (fastify) => {
 
   // Called by @fastify/basic-auth with the parsed credentials when the cache did not know them.
   async function validate (username: string, password: string, request: FastifyRequest): Promise<void> {
+    // Read before the user's row: a change of the user while this check runs voids its result.
+    const generation = cache.generation(username)
     let record
     try {
       record = await users.findForLogin(username)
@@ -59,7 +61,7 @@ export default fp(async (fastify) => {
     if (record === undefined || !valid || record.user.disabled) throw unauthorized()
     const { username: name, roles, groups, email } = record.user
     request.user = { username: name, roles, groups, email }
-    cache.set(request.headers.authorization ?? '', username, request.user)
+    cache.set(request.headers.authorization ?? '', username, request.user, generation)
   }
 
   await fastify.register(basicAuth, { validate, authenticate: { realm: REALM } })

@@ -6,7 +6,7 @@ import { hash } from 'node:crypto'
  * encodes username and password): the password itself is never kept.
  */
 export class CredentialCache<V> {
-  readonly #entries = new Map<string, { username: string, value: V, expires: number }>()
+  readonly #entries = new Map<string, { username: string, value: V, expires: number, refreshAt: number }>()
   // How often each username was forgotten: a verification that began before a change of its user
   // must not store what it read (see `generation`).
   readonly #generations = new Map<string, number>()
@@ -25,14 +25,31 @@ export class CredentialCache<V> {
   }
 
   get (credential: string): V | undefined {
+    return this.lookup(credential)?.value
+  }
+
+  /**
+   * The remembered value, and whether to verify the credential again now: true once per entry,
+   * in the second half of its life, so that a client that keeps calling has it re-verified in the
+   * background and never waits for a password hash.
+   */
+  lookup (credential: string): { value: V, refresh: boolean } | undefined {
     const key = CredentialCache.key(credential)
     const entry = this.#entries.get(key)
     if (entry === undefined) return undefined
-    if (entry.expires <= this.#now()) {
+    const now = this.#now()
+    if (entry.expires <= now) {
       this.#entries.delete(key)
       return undefined
     }
-    return entry.value
+    const refresh = entry.refreshAt <= now
+    if (refresh) entry.refreshAt = Infinity
+    return { value: entry.value, refresh }
+  }
+
+  /** Drops the entry of one credential (it no longer verifies). */
+  drop (credential: string): void {
+    this.#entries.delete(CredentialCache.key(credential))
   }
 
   /**
@@ -50,7 +67,8 @@ export class CredentialCache<V> {
       const oldest = this.#entries.keys().next()
       if (oldest.done !== true) this.#entries.delete(oldest.value)
     }
-    this.#entries.set(CredentialCache.key(credential), { username, value, expires: this.#now() + this.#ttlMs })
+    const now = this.#now()
+    this.#entries.set(CredentialCache.key(credential), { username, value, expires: now + this.#ttlMs, refreshAt: now + this.#ttlMs / 2 })
   }
 
   /** Drops every entry of `username`, e.g. when that user changes. */

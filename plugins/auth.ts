@@ -3,7 +3,7 @@ import basicAuth from '@fastify/basic-auth'
 import rateLimit from '@fastify/rate-limit'
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify'
-import { basicUsername } from '../lib/basic-auth-header.js'
+import { basicUsername, parseBasicAuthorization } from '../lib/basic-auth-header.js'
 import { hookList } from '../lib/hook-list.js'
 import { CredentialCache } from '../lib/credential-cache.js'
 import { HttpError, databaseUnavailable, isDatabaseUnavailable } from '../lib/errors.js'
@@ -46,22 +46,44 @@ export default fp(async (fastify) => {
   // response time does not tell which usernames exist.
   const dummyHash = await hashPassword(generatePassword())
 
-  // Called by @fastify/basic-auth with the parsed credentials when the cache did not know them.
-  async function validate (username: string, password: string, request: FastifyRequest): Promise<void> {
+  /**
+   * Checks a password against the users table and remembers the user under `header` when it
+   * holds; undefined when it does not. Throws only when the database cannot answer.
+   */
+  async function verify (header: string, username: string, password: string): Promise<AuthUser | undefined> {
     // Read before the user's row: a change of the user while this check runs voids its result.
     const generation = cache.generation(username)
-    let record
+    const record = await users.findForLogin(username)
+    const valid = await verifyPassword(password, record?.passwordHash ?? dummyHash)
+    if (record === undefined || !valid || record.user.disabled) return undefined
+    const { username: name, roles, groups, email } = record.user
+    const user = { username: name, roles, groups, email }
+    cache.set(header, username, user, generation)
+    return user
+  }
+
+  // Called by @fastify/basic-auth with the parsed credentials when the cache did not know them.
+  async function validate (username: string, password: string, request: FastifyRequest): Promise<void> {
+    let user
     try {
-      record = await users.findForLogin(username)
+      user = await verify(request.headers.authorization ?? '', username, password)
     } catch (err) {
       // @fastify/basic-auth turns an error without a status into a 401; an outage is not that.
       throw isDatabaseUnavailable(err) ? databaseUnavailable(err) : Object.assign(err as Error, { statusCode: 500 })
     }
-    const valid = await verifyPassword(password, record?.passwordHash ?? dummyHash)
-    if (record === undefined || !valid || record.user.disabled) throw unauthorized()
-    const { username: name, roles, groups, email } = record.user
-    request.user = { username: name, roles, groups, email }
-    cache.set(request.headers.authorization ?? '', username, request.user, generation)
+    if (user === undefined) throw unauthorized()
+    request.user = user
+  }
+
+  // A remembered credential past half its life is checked again beside the request that found it:
+  // it stays (with the user's current roles and groups) if it still holds, and is dropped if not.
+  // An outage leaves it to expire as it would have.
+  function refresh (header: string): void {
+    const credentials = parseBasicAuthorization(header)
+    if (credentials === undefined) return
+    verify(header, credentials.username, credentials.password).then(
+      (user) => { if (user === undefined) cache.drop(header) },
+      (err: unknown) => { fastify.log.warn({ err }, 'could not re-verify cached credentials') })
   }
 
   await fastify.register(basicAuth, { validate, authenticate: { realm: REALM } })
@@ -128,10 +150,11 @@ export default fp(async (fastify) => {
       // A credential verified moments ago is answered without a promise or a microtask: this is
       // the path of nearly every request of a working client.
       const header = request.headers.authorization
-      const cached = header === undefined ? undefined : cache.get(header)
+      const cached = header === undefined ? undefined : cache.lookup(header)
       if (cached !== undefined) {
-        request.user = cached
-        done(verdict(cached))
+        if (cached.refresh && header !== undefined) refresh(header)
+        request.user = cached.value
+        done(verdict(cached.value))
         return
       }
       authenticate(request, reply).then(() => { done(verdict(request.user)) }, done)

@@ -47,3 +47,19 @@ t.test('credential cache expires, forgets a user, and never keys by the password
   off.set('Basic YW5uOnB3', 'ann', 'x')
   t.equal(off.get('Basic YW5uOnB3'), undefined, 'a TTL of 0 turns caching off')
 })
+
+t.test('credential cache asks once, past half of an entry\'s life, for it to be verified again', async (t) => {
+  let now = 0
+  const cache = new CredentialCache<string>({ ttlMs: 100, now: () => now })
+  cache.set('Basic YW5uOnB3', 'ann', 'ann-user')
+  t.same(cache.lookup('Basic YW5uOnB3'), { value: 'ann-user', refresh: false }, 'young: no')
+  now = 50
+  t.same(cache.lookup('Basic YW5uOnB3'), { value: 'ann-user', refresh: true }, 'past half: yes')
+  t.same(cache.lookup('Basic YW5uOnB3'), { value: 'ann-user', refresh: false }, 'only once')
+  now = 60
+  cache.set('Basic YW5uOnB3', 'ann', 'ann-user-again')
+  now = 105
+  t.same(cache.lookup('Basic YW5uOnB3'), { value: 'ann-user-again', refresh: false }, 'verified again: a new life')
+  cache.drop('Basic YW5uOnB3')
+  t.equal(cache.lookup('Basic YW5uOnB3'), undefined, 'dropped')
+})

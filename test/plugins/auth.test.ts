@@ -92,3 +92,53 @@ t.test('concurrent requests with one new credential share a single password chec
     t.match(r.headers['www-authenticate'], /^Basic realm=/, 'every refused waiter gets the challenge')
   }
 })
+
+t.test('a client that keeps calling has its credentials re-verified beside its requests, never waiting', async (t) => {
+  const ttl = 4000
+  const app = await buildTestApp(t, { env: { AUTH_CACHE_TTL_MS: String(ttl) } })
+  const auth = await createUser(app, { username: 'steady', roles: ['designer'] })
+  // A slow users table: a request that had to check the password would take this long at least.
+  const slowness = 600
+  let lookups = 0
+  const findForLogin = app.usersRepository.findForLogin.bind(app.usersRepository)
+  const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+  app.usersRepository.findForLogin = async (username) => { lookups++; await sleep(slowness); return await findForLogin(username) }
+  const call = async (): Promise<{ status: number, ms: number }> => {
+    const started = performance.now()
+    const response = await app.inject({ url: route, headers: { authorization: auth } })
+    return { status: response.statusCode, ms: performance.now() - started }
+  }
+
+  t.equal((await call()).status, 200)
+  t.equal(lookups, 1, 'the first request verifies')
+  await sleep(ttl * 0.6)
+  const halfway = await call()
+  t.equal(halfway.status, 200, 'past half of the entry\'s life: answered from the cache')
+  t.ok(halfway.ms < slowness, `without waiting (${Math.round(halfway.ms)} ms)`)
+  t.equal(lookups, 2, 'and verified again beside it')
+  await sleep(ttl * 0.45)
+  const after = await call()
+  t.equal(after.status, 200, 'past the first entry\'s end')
+  t.ok(after.ms < slowness, `the re-verified entry answers at once (${Math.round(after.ms)} ms)`)
+  t.equal(lookups, 2, 'no password check for it')
+})
+
+t.test('a re-verification that fails drops the remembered credential before its end', async (t) => {
+  const ttl = 3000
+  const app = await buildTestApp(t, { env: { AUTH_CACHE_TTL_MS: String(ttl) } })
+  const auth = await createUser(app, { username: 'leaver' })
+  const call = async (): Promise<number> => (await app.inject({ url: route, headers: { authorization: auth } })).statusCode
+  const remembered = Date.now()
+  t.equal(await call(), 200)
+  // Disabled behind the service's back (another instance, say): this one learns it on re-verification.
+  await app.db.query("UPDATE users SET disabled = true WHERE username = 'leaver'")
+  await new Promise((resolve) => setTimeout(resolve, ttl * 0.6))
+  t.equal(await call(), 200, 'still remembered')
+  let status = 200
+  while (status === 200 && Date.now() - remembered < ttl) {
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    status = await call()
+  }
+  t.equal(status, 401, 'refused once the background check found the user disabled')
+  t.ok(Date.now() - remembered < ttl, 'before the remembered entry would have expired')
+})

@@ -1,16 +1,13 @@
 // Studio scenarios, against the PostgreSQL server: replacing and reading a component group
 // through the service, versus the very same SQL statement with the same parameters issued
 // straight through a pg Pool (pgLoad), in alternating rounds of the same length.
-import pg from 'pg'
-import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { GET_SQL, REPLACE_SQL, getParams, replaceParams, toFields } from '../plugins/component-groups-repository.js'
 import type { ComponentGroupUpdate } from '../schemas/component-groups.js'
-import { compare, pgLoad, report, startServer } from './measure.js'
+import { compare, pgLoad, report, serverSchema, startServer } from './measure.js'
 
-const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
 const CONNECTIONS = 16
 const ADMIN_PASSWORD = 'bench-admin-password'
 const adminAuth = 'Basic ' + Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')
@@ -41,32 +38,25 @@ async function post (url: string, auth: string, body: unknown): Promise<Record<s
 
 // The service on a schema of its own, with one designer and one component group; all dropped after.
 async function withFixture (scenario: string, fn: (fixture: Fixture) => Promise<void>): Promise<void> {
-  const admin = new pg.Client({ connectionString: DATABASE_URL })
-  try {
-    await admin.connect()
-  } catch (err) {
-    report({ scenario, skipped: `PostgreSQL server not reachable at BENCH_DATABASE_URL (${(err as Error).message})` })
+  const database = await serverSchema('studio')
+  if (database === undefined) {
+    report({ scenario, skipped: 'PostgreSQL server not reachable at BENCH_DATABASE_URL' })
     return
   }
-  const schema = `bench_studio_${randomBytes(4).toString('hex')}`
-  const url = new URL(DATABASE_URL)
-  url.searchParams.set('options', `-c search_path=${schema}`)
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-studio-'))
   try {
-    await admin.query(`CREATE SCHEMA ${schema}`)
     const service = await startServer('service', {
-      DATABASE_URL: url.toString(), DATABASE_POOL_SIZE: String(CONNECTIONS), DATA_DIR: dataDir, ADMIN_PASSWORD
+      DATABASE_URL: database.url, DATABASE_POOL_SIZE: String(CONNECTIONS), DATA_DIR: dataDir, ADMIN_PASSWORD
     })
     try {
       await post(`${service.url}/users`, adminAuth, designer)
       const created = await post(`${service.url}/studio/component-groups`, designerAuth, { componentGroup: update }) as { created: { _id: string } }
-      await fn({ serviceUrl: service.url, databaseUrl: url.toString(), id: created.created._id })
+      await fn({ serviceUrl: service.url, databaseUrl: database.url, id: created.created._id })
     } finally {
       await service.stop()
     }
   } finally {
-    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`)
-    await admin.end()
+    await database.drop()
     await rm(dataDir, { recursive: true, force: true })
   }
 }

@@ -117,6 +117,8 @@ function postgresDb (connectionString: string, max: number, queryTimeoutMs: numb
 // The worker's own file: .js when built, .ts when the tests run the sources.
 const EMBEDDED_WORKER = new URL(`./embedded-database-worker${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 const CLOSED = 'PGlite is closed'
+/** The worker's error as an Error again, with PostgreSQL's fields (code, detail...) on it. */
+const fromEmbedded = (error: EmbeddedError): Error => Object.assign(new Error(error.message), error)
 
 /**
  * Embedded PostgreSQL under `dataDir`, run in a worker thread (embedded-database-worker.ts).
@@ -138,7 +140,7 @@ async function embeddedDb (dataDir: string): Promise<Db> {
   await new Promise<void>((resolve, reject) => {
     worker.once('message', (message: { ready: boolean, error?: EmbeddedError }) => {
       if (message.ready) resolve()
-      else reject(Object.assign(new Error(message.error?.message ?? 'The embedded database did not start'), message.error))
+      else reject(fromEmbedded(message.error ?? { message: 'The embedded database did not start' }))
     })
     worker.once('error', reject)
     worker.once('exit', (code) => { reject(new Error(`The embedded database stopped while starting (exit code ${code})`)) })
@@ -147,7 +149,7 @@ async function embeddedDb (dataDir: string): Promise<Db> {
     const call = pending.get(reply.id)
     pending.delete(reply.id)
     if (call === undefined) return
-    if ('error' in reply) call.reject(Object.assign(new Error(reply.error.message), reply.error))
+    if ('error' in reply) call.reject(fromEmbedded(reply.error))
     else call.resolve(reply)
   })
   // A worker that dies takes the connection with it: every call from then on is a 503.

@@ -2,7 +2,6 @@ import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, typ
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { AjvCompiler, type BuildCompilerFromPool } from '@fastify/ajv-compiler'
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
-import { randomUUID } from 'node:crypto'
 import type { DestinationStream } from 'pino'
 import configPlugin, { type Config } from './plugins/config.js'
 import databasePlugin from './plugins/database.js'
@@ -18,6 +17,7 @@ import { ErrorResponse } from './schemas/common.js'
 import { trustProxy } from './lib/public-url.js'
 import { withDiscriminatedUnions } from './lib/discriminated-unions.js'
 import { HttpError, toErrorBody } from './lib/errors.js'
+import { requestIdGenerator } from './lib/ids.js'
 import healthRoutes from './routes/health.js'
 import usersRoutes from './routes/users/index.js'
 import configurationManagerRoutes from './routes/configuration_manager/index.js'
@@ -107,7 +107,8 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
     // and say which one a value broke.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // Unless the proxy in front sent one: a per-process random part and a counter (lib/ids.ts).
+    genReqId: requestIdGenerator(),
     schemaController: schemaCompilers(),
     schemaErrorFormatter,
     frameworkErrors,

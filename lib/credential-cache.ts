@@ -10,6 +10,10 @@ export class CredentialCache<V> {
   // How often each username was forgotten: a verification that began before a change of its user
   // must not store what it read (see `generation`).
   readonly #generations = new Map<string, number>()
+  // The credential a connection sent last and its digest: a client on a keep-alive connection sends
+  // the same header with every request, and comparing it costs far less than digesting it. The
+  // header is held only while its connection lives (and a request holds it anyway).
+  readonly #lastOnConnection = new WeakMap<object, { credential: string, key: string }>()
   readonly #ttlMs: number
   readonly #maxEntries: number
   readonly #now: () => number
@@ -31,10 +35,11 @@ export class CredentialCache<V> {
   /**
    * The remembered value, and whether to verify the credential again now: true once per entry,
    * in the second half of its life, so that a client that keeps calling has it re-verified in the
-   * background and never waits for a password hash.
+   * background and never waits for a password hash. `connection` (the request's socket) lets a
+   * connection that sends the same credential again skip computing its digest.
    */
-  lookup (credential: string): { value: V, refresh: boolean } | undefined {
-    const key = CredentialCache.key(credential)
+  lookup (credential: string, connection?: object): { value: V, refresh: boolean } | undefined {
+    const key = connection === undefined ? CredentialCache.key(credential) : this.#keyOnConnection(credential, connection)
     const entry = this.#entries.get(key)
     if (entry === undefined) return undefined
     const now = this.#now()
@@ -45,6 +50,14 @@ export class CredentialCache<V> {
     const refresh = entry.refreshAt <= now
     if (refresh) entry.refreshAt = Infinity
     return { value: entry.value, refresh }
+  }
+
+  #keyOnConnection (credential: string, connection: object): string {
+    const last = this.#lastOnConnection.get(connection)
+    if (last?.credential === credential) return last.key
+    const key = CredentialCache.key(credential)
+    this.#lastOnConnection.set(connection, { credential, key })
+    return key
   }
 
   /** Drops the entry of one credential (it no longer verifies). */

@@ -150,7 +150,7 @@ export default fp(async (fastify) => {
       // A credential verified moments ago is answered without a promise or a microtask: this is
       // the path of nearly every request of a working client.
       const header = request.headers.authorization
-      const cached = header === undefined ? undefined : cache.lookup(header)
+      const cached = header === undefined ? undefined : cache.lookup(header, request.raw.socket)
       if (cached !== undefined) {
         if (cached.refresh && header !== undefined) refresh(header)
         request.user = cached.value

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { isObjectId, newObjectId } from '../../lib/ids.js'
+import { isObjectId, newObjectId, requestIdGenerator } from '../../lib/ids.js'
 
 t.test('ids are 24 lowercase hex digits, led by the creation time in seconds', async (t) => {
   const id = newObjectId(Date.UTC(2024, 0, 2, 3, 4, 5))
@@ -21,4 +21,14 @@ t.test('isObjectId refuses anything else', async (t) => {
   for (const bad of ['', 'abc', 'A'.repeat(24), '0'.repeat(23), '0'.repeat(25), 'g'.repeat(24), ` ${'0'.repeat(23)}`]) {
     t.notOk(isObjectId(bad), JSON.stringify(bad))
   }
+})
+
+t.test('request ids share a per-generator random part and count up after it', async (t) => {
+  const next = requestIdGenerator()
+  const ids = Array.from({ length: 1000 }, () => next())
+  t.equal(new Set(ids).size, ids.length)
+  t.ok(ids.every((id) => /^[0-9a-f]{12}-[0-9a-z]+$/.test(id)))
+  t.equal(ids[0]?.split('-')[1], '1')
+  t.equal(ids[999]?.split('-')[1], (1000).toString(36))
+  t.not(requestIdGenerator()().split('-')[0], ids[0]?.split('-')[0], 'another process (generator) has another random part')
 })

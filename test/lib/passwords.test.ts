@@ -63,3 +63,26 @@ t.test('credential cache asks once, past half of an entry\'s life, for it to be 
   cache.drop('Basic YW5uOnB3')
   t.equal(cache.lookup('Basic YW5uOnB3'), undefined, 'dropped')
 })
+
+t.test('credential cache digests a credential once per connection that repeats it', async (t) => {
+  const cache = new CredentialCache<string>({ ttlMs: 100 })
+  const digest = CredentialCache.key
+  let digests = 0
+  CredentialCache.key = (credential) => { digests++; return digest(credential) }
+  t.teardown(() => { CredentialCache.key = digest })
+  const connection = {}
+  const other = {}
+  cache.set('Basic YW5uOnB3', 'ann', 'ann-user')
+  cache.set('Basic Ym9iOnB3', 'bob', 'bob-user')
+  digests = 0
+  t.equal(cache.lookup('Basic YW5uOnB3', connection)?.value, 'ann-user')
+  t.equal(cache.lookup('Basic YW5uOnB3', connection)?.value, 'ann-user')
+  t.equal(digests, 1, 'the repeat on one connection is not digested again')
+  t.equal(cache.lookup('Basic Ym9iOnB3', connection)?.value, 'bob-user', 'another credential on that connection is its own')
+  t.equal(cache.lookup('Basic YW5uOm90aGVy', connection), undefined, 'a wrong one is not taken for the last one')
+  t.equal(cache.lookup('Basic YW5uOnB3', other)?.value, 'ann-user')
+  t.equal(digests, 4, 'each change of credential, and each new connection, is digested')
+  cache.lookup('Basic YW5uOnB3', other)
+  cache.forget('ann')
+  t.equal(cache.lookup('Basic YW5uOnB3', other), undefined, 'forgetting the user holds for connections that sent it')
+})

@@ -93,10 +93,6 @@ function frameworkErrors (error: FastifyError, _request: FastifyRequest, reply: 
 export async function buildApp (config: Config, options: { logStream?: DestinationStream } = {}) {
   const app = Fastify({
     logger: { level: config.LOG_LEVEL, redact: REDACTED_PATHS, stream: options.logStream },
-    // Fastify passes an options object even when it is empty, which sends pino down its slow
-    // child path on every request; an empty one is left out.
-    childLoggerFactory: (logger, bindings, childOptions) =>
-      Object.keys(childOptions).length === 0 ? logger.child(bindings) : logger.child(bindings, childOptions),
     bodyLimit: config.BODY_LIMIT,
     // The first start of the embedded database runs initdb, which takes many seconds on a busy
     // machine: Fastify's default 10 s plugin timeout would make that first start fail.

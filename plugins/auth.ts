@@ -187,7 +187,9 @@ async function bootstrapAdmin (fastify: FastifyInstance): Promise<void> {
 export function requireAuthentication (scope: FastifyInstance): void {
   scope.addHook('onRoute', (route) => {
     const roles = route.config?.roles
-    route.onRequest = [scope.authorize(roles), ...hookList(route.onRequest)]
+    // After the hooks every route already has (load shedding): an overloaded process refuses a
+    // request before it pays for a password check.
+    route.onRequest = [...hookList(route.onRequest), scope.authorize(roles)]
     documentSecurity(route, roles)
   })
 }

@@ -67,6 +67,8 @@ t.test('under pressure the service sheds load with 503 and Retry-After; liveness
   t.equal(response.statusCode, 503)
   t.equal(response.headers['retry-after'], '7')
   t.match(response.json(), { statusCode: 503, error: 'Service Unavailable', code: 'SERVICE_OVERLOADED' })
+  t.equal((await app.inject({ url: route, headers: { authorization: basic('admin', 'not-the-password') } })).statusCode, 503,
+    'refused before any password check')
   t.equal((await app.inject({ url: '/health' })).statusCode, 200)
 })
 

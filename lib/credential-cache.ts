@@ -16,12 +16,14 @@ export class CredentialCache<V> {
   readonly #lastOnConnection = new WeakMap<object, { credential: string, key: string }>()
   readonly #ttlMs: number
   readonly #maxEntries: number
+  // Milliseconds on a monotonic clock: a change of the wall clock neither expires every entry nor
+  // keeps one past its time.
   readonly #now: () => number
 
   constructor (options: { ttlMs: number, maxEntries?: number, now?: () => number }) {
     this.#ttlMs = options.ttlMs
     this.#maxEntries = options.maxEntries ?? 10_000
-    this.#now = options.now ?? Date.now
+    this.#now = options.now ?? (() => performance.now())
   }
 
   static key (credential: string): string {

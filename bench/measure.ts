@@ -3,6 +3,7 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { randomBytes } from 'node:crypto'
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { Latencies } from './latencies.js'
@@ -12,6 +13,8 @@ export interface Target {
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE'
   headers?: Record<string, string>
   body?: string
+  /** The process answering: its CPU time per request is measured too (where /proc exists). */
+  pid?: number
 }
 
 export interface LoadFigures {
@@ -20,6 +23,8 @@ export interface LoadFigures {
   p99: number
   errors: number
   non2xx: number
+  /** CPU time (user + system, in clock ticks) the target's process spent per 1,000 requests. */
+  cpuPer1k?: number
 }
 
 export interface LoadOptions {
@@ -35,10 +40,23 @@ export function report (line: Record<string, unknown>): void {
   process.stdout.write(JSON.stringify(line) + '\n')
 }
 
+/** Clock ticks of CPU time (user + system) process `pid` has used so far; undefined without /proc. */
+export function cpuTicks (pid: number): number | undefined {
+  try {
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return undefined
+  }
+}
+
 export async function load (target: Target, options: LoadOptions): Promise<LoadFigures> {
   // autocannon's own percentiles are whole milliseconds (3 ms against 2 ms reads as 1.5x); each
   // response's time arrives in fractions of one, and is kept here for 2xx answers as autocannon does.
   const latencies = new Latencies()
+  const cpuBefore = target.pid === undefined ? undefined : cpuTicks(target.pid)
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const run = autocannon({
       url: target.url,
@@ -52,12 +70,15 @@ export async function load (target: Target, options: LoadOptions): Promise<LoadF
       if (statusCode >= 200 && statusCode < 300) latencies.add(responseTime)
     })
   })
+  const cpuAfter = target.pid === undefined ? undefined : cpuTicks(target.pid)
+  const cpu = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore
   return {
     rps: result.requests.average,
     p50: latencies.percentile(50),
     p99: latencies.percentile(99),
     errors: result.errors + result.timeouts,
-    non2xx: result.non2xx
+    non2xx: result.non2xx,
+    ...(cpu === undefined || result.requests.total === 0 ? {} : { cpuPer1k: 1000 * cpu / result.requests.total })
   }
 }
 
@@ -68,9 +89,13 @@ export const median = (values: number[]): number => {
 }
 
 /**
- * Loads `candidate` and `baseline` in alternating rounds (A B A B ...) so that a noisy machine
- * slows both alike, and compares the medians: `ratio` is candidate/baseline requests per second,
- * `p99Ratio` candidate/baseline p99 latency.
+ * Loads `candidate` and `baseline` in alternating rounds (A B A B ...) and compares each round
+ * with the baseline round next to it, so that a noisy machine slows both of a pair alike; the
+ * ratios are the medians over the pairs: `ratio` is candidate/baseline requests per second,
+ * `p99Ratio` candidate/baseline p99 latency, and, when both are servers whose process is known,
+ * `cpuRatio` baseline/candidate CPU time per request (1 = the same cost, 0.85 = 1/0.85 of it).
+ * CPU time per request does not depend on how much CPU the load generator left the server, so
+ * it reads the cost of a request more steadily than requests per second on a shared machine.
  */
 export async function compare (candidate: Target | Runner, baseline: Target | Runner, options: LoadOptions & { rounds?: number, warmupSeconds?: number }) {
   const rounds = options.rounds ?? 3
@@ -91,14 +116,30 @@ export async function compare (candidate: Target | Runner, baseline: Target | Ru
     errors: runs.reduce((n, r) => n + r.errors, 0),
     non2xx: runs.reduce((n, r) => n + r.non2xx, 0)
   })
-  const service = summary(a)
-  const base = summary(b)
+  const pairs = (of: (x: LoadFigures, y: LoadFigures) => number | undefined) => medianOfPairs(a, b, of)
+  const cpuRatio = pairs((x, y) => x.cpuPer1k === undefined || y.cpuPer1k === undefined || x.cpuPer1k === 0 ? undefined : y.cpuPer1k / x.cpuPer1k)
   return {
-    service,
-    baseline: base,
-    ratio: Number((service.rps / base.rps).toFixed(3)),
-    p99Ratio: Number((service.p99 / Math.max(base.p99, 0.001)).toFixed(3))
+    service: summary(a),
+    baseline: summary(b),
+    ratio: pairs((x, y) => x.rps / y.rps) ?? 0,
+    p99Ratio: pairs((x, y) => x.p99 / Math.max(y.p99, 0.001)) ?? 0,
+    ...(cpuRatio === undefined ? {} : { cpuRatio })
   }
+}
+
+/**
+ * The median over rounds of `of(candidate's round, the baseline's round beside it)`, to three
+ * decimals; undefined when a pair has no such figure.
+ */
+export function medianOfPairs (a: LoadFigures[], b: LoadFigures[], of: (x: LoadFigures, y: LoadFigures) => number | undefined): number | undefined {
+  const values: number[] = []
+  for (const [i, x] of a.entries()) {
+    const y = b[i]
+    const value = y === undefined ? undefined : of(x, y)
+    if (value === undefined || !Number.isFinite(value)) return undefined
+    values.push(value)
+  }
+  return values.length === 0 ? undefined : Number(median(values).toFixed(3))
 }
 
 export interface PgLoadSpec {

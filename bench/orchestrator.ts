@@ -43,9 +43,10 @@ export async function restQueryVsReplyFrom (): Promise<void> {
       url: `${service.url}/orchestrator_manager/restQuery/bench`,
       method: 'POST' as const,
       headers: { authorization: auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ params: { path: DOCUMENT, accept: ACCEPT } })
+      body: JSON.stringify({ params: { path: DOCUMENT, accept: ACCEPT } }),
+      pid: service.child.pid
     }
-    const baseline = { url: proxy.url + DOCUMENT, headers: { accept: ACCEPT } }
+    const baseline = { url: proxy.url + DOCUMENT, headers: { accept: ACCEPT }, pid: proxy.child.pid }
     // Both must relay the same document before their speed means anything.
     const [viaService, viaProxy] = await Promise.all([
       fetch(candidate.url, candidate).then(async (r) => `${r.status} ${await r.text()}`),

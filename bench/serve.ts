@@ -4,6 +4,7 @@ import Fastify from 'fastify'
 import replyFrom from '@fastify/reply-from'
 import { buildApp } from '../app.js'
 import { loadConfig } from '../plugins/config.js'
+import { requestIdGenerator } from '../lib/ids.js'
 import { startNsoServer } from '../test/fixtures/nso-server.js'
 
 const kind = process.argv[2]
@@ -18,6 +19,14 @@ async function start (): Promise<string> {
     case 'bare-true': {
       // The least a Fastify route can do: the baseline for the cost of our plugins and auth.
       const app = Fastify()
+      app.get('/configuration_manager/ismaintenance', async () => true)
+      process.once('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
+      return await app.listen({ port: 0, host: '127.0.0.1' })
+    }
+    case 'logging-true': {
+      // The same route on a Fastify that logs like the service: pino at LOG_LEVEL, a request id
+      // and a child logger per request. What the service costs beyond this is its own.
+      const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' }, genReqId: requestIdGenerator() })
       app.get('/configuration_manager/ismaintenance', async () => true)
       process.once('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
       return await app.listen({ port: 0, host: '127.0.0.1' })

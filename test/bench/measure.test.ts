@@ -1,0 +1,33 @@
+import t from 'tap'
+import { cpuTicks, medianOfPairs, type LoadFigures } from '../../bench/measure.js'
+
+const round = (rps: number, p99: number, cpuPer1k?: number): LoadFigures =>
+  ({ rps, p50: p99 / 2, p99, errors: 0, non2xx: 0, ...(cpuPer1k === undefined ? {} : { cpuPer1k }) })
+
+t.test('each round is compared with the baseline round beside it, and the median taken', async (t) => {
+  // The machine slows down over the run: both drift alike, so every pair reads 0.9 while the
+  // ratio of the two medians (81/100) would not.
+  const candidate = [round(90, 1), round(45, 2), round(81, 1)]
+  const baseline = [round(100, 1), round(50, 2), round(90, 1)]
+  t.equal(medianOfPairs(candidate, baseline, (x, y) => x.rps / y.rps), 0.9)
+  t.equal(medianOfPairs([round(1, 1), round(3, 1)], [round(2, 1), round(2, 1)], (x, y) => x.rps / y.rps), 1, 'even count: mean of the middle two')
+})
+
+t.test('a figure missing from any pair gives no ratio at all', async (t) => {
+  const ratio = (x: LoadFigures, y: LoadFigures) => x.cpuPer1k === undefined || y.cpuPer1k === undefined ? undefined : y.cpuPer1k / x.cpuPer1k
+  t.equal(medianOfPairs([round(1, 1, 10), round(1, 1, 10)], [round(1, 1, 9), round(1, 1, 8)], ratio), 0.85)
+  t.equal(medianOfPairs([round(1, 1, 10), round(1, 1)], [round(1, 1, 9), round(1, 1, 8)], ratio), undefined)
+  t.equal(medianOfPairs([], [], ratio), undefined)
+  t.equal(medianOfPairs([round(1, 1)], [round(0, 1)], (x, y) => x.rps / y.rps), undefined, 'a division by zero is no ratio')
+})
+
+t.test('CPU time of a process grows as it works', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  const before = cpuTicks(process.pid)
+  t.type(before, 'number')
+  // Busy until a tick is counted (10 ms of CPU at most, usually), or 10 s on a starved machine.
+  const until = performance.now() + 10_000
+  let after = before
+  while (after === before && performance.now() < until) after = cpuTicks(process.pid)
+  t.ok((after ?? 0) > (before ?? Infinity), 'ticks counted')
+  t.equal(cpuTicks(2 ** 30), undefined, 'no such process')
+})

@@ -117,7 +117,7 @@ export async function compare (candidate: Target | Runner, baseline: Target | Ru
     non2xx: runs.reduce((n, r) => n + r.non2xx, 0)
   })
   const pairs = (of: (x: LoadFigures, y: LoadFigures) => number | undefined) => medianOfPairs(a, b, of)
-  const cpuRatio = pairs((x, y) => x.cpuPer1k === undefined || y.cpuPer1k === undefined || x.cpuPer1k === 0 ? undefined : y.cpuPer1k / x.cpuPer1k)
+  const cpuRatio = pairs((x, y) => x.cpuPer1k === undefined || y.cpuPer1k === undefined ? undefined : y.cpuPer1k / x.cpuPer1k)
   return {
     service: summary(a),
     baseline: summary(b),

@@ -1,6 +1,6 @@
 // The processes benchmarks load: `service` (the real app, configured from the environment) or a
 // baseline. Each prints "LISTENING <url>" once it accepts connections.
-import Fastify from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import replyFrom from '@fastify/reply-from'
 import { buildApp } from '../app.js'
 import { loadConfig } from '../plugins/config.js'
@@ -9,28 +9,32 @@ import { startNsoServer } from '../test/fixtures/nso-server.js'
 
 const kind = process.argv[2]
 
+// Listens on a free loopback port; SIGTERM closes the app, then the process.
+async function listen (app: FastifyInstance): Promise<string> {
+  process.once('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
+  return await app.listen({ port: 0, host: '127.0.0.1' })
+}
+
+// The lightest route there is: GET /configuration_manager/ismaintenance answering true.
+async function answerTrue (options: FastifyServerOptions): Promise<string> {
+  const app = Fastify(options)
+  app.get('/configuration_manager/ismaintenance', async () => true)
+  return await listen(app)
+}
+
 async function start (): Promise<string> {
   switch (kind) {
     case 'service': {
       const app = await buildApp(loadConfig({ ...process.env, PORT: '0', HOST: '127.0.0.1' }))
-      process.once('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
-      return await app.listen({ port: 0, host: '127.0.0.1' })
+      return await listen(app)
     }
-    case 'bare-true': {
+    case 'bare-true':
       // The least a Fastify route can do: the baseline for the cost of our plugins and auth.
-      const app = Fastify()
-      app.get('/configuration_manager/ismaintenance', async () => true)
-      process.once('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
-      return await app.listen({ port: 0, host: '127.0.0.1' })
-    }
-    case 'logging-true': {
+      return await answerTrue({})
+    case 'logging-true':
       // The same route on a Fastify that logs like the service: pino at LOG_LEVEL, a request id
       // and a child logger per request. What the service costs beyond this is its own.
-      const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' }, genReqId: requestIdGenerator() })
-      app.get('/configuration_manager/ismaintenance', async () => true)
-      process.once('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
-      return await app.listen({ port: 0, host: '127.0.0.1' })
-    }
+      return await answerTrue({ logger: { level: process.env.LOG_LEVEL ?? 'info' }, genReqId: requestIdGenerator() })
     case 'nso': {
       // The NSO stand-in as an upstream of its own, so relaying does not share its event loop.
       const nso = await startNsoServer()
@@ -48,8 +52,7 @@ async function start (): Promise<string> {
       app.get('/*', async (request, reply) => {
         return await reply.from(request.url, { rewriteRequestHeaders: (_req, headers) => ({ ...headers, authorization }) })
       })
-      process.once('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
-      return await app.listen({ port: 0, host: '127.0.0.1' })
+      return await listen(app)
     }
     default:
       throw new Error(`unknown bench server kind: ${String(kind)}`)

@@ -5,11 +5,12 @@ import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify'
 import { basicUsername, parseBasicAuthorization } from '../lib/basic-auth-header.js'
 import { hookList } from '../lib/hook-list.js'
-import { CredentialCache } from '../lib/credential-cache.js'
+import { CredentialCache, recheckVerdict } from '../lib/credential-cache.js'
 import { HttpError, databaseUnavailable, isDatabaseUnavailable } from '../lib/errors.js'
 import { generatePassword, hashPassword, verifyPassword } from '../lib/passwords.js'
 import { ErrorResponse, type Role as RoleSchema } from '../schemas/common.js'
 import type { User } from '../schemas/users.js'
+import type { LoginRecord } from './users-repository.js'
 
 export type Role = Static<typeof RoleSchema>
 export type AuthUser = Pick<User, 'username' | 'roles' | 'groups' | 'email'>
@@ -39,9 +40,15 @@ declare module 'fastify' {
 
 const unauthorized = (): HttpError => new HttpError(401, 'Missing or invalid credentials')
 
+/** A credential that held: its user, and the digest of the stored hash its password matched. */
+interface Verified {
+  user: AuthUser
+  checkedAgainst: string
+}
+
 export default fp(async (fastify) => {
   const users = fastify.usersRepository
-  const cache = new CredentialCache<AuthUser>({ ttlMs: fastify.config.AUTH_CACHE_TTL_MS })
+  const cache = new CredentialCache<Verified>({ ttlMs: fastify.config.AUTH_CACHE_TTL_MS })
   // Verifying against this when the user does not exist costs the same as a real check, so the
   // response time does not tell which usernames exist.
   const dummyHash = await hashPassword(generatePassword())
@@ -56,9 +63,14 @@ export default fp(async (fastify) => {
     const record = await users.findForLogin(username)
     const valid = await verifyPassword(password, record?.passwordHash ?? dummyHash)
     if (record === undefined || !valid || record.user.disabled) return undefined
-    const { username: name, roles, groups, email } = record.user
-    const user = { username: name, roles, groups, email }
-    cache.set(header, username, user, generation)
+    return remember(header, record, generation)
+  }
+
+  /** Remembers `header` as a credential of the user in `record`, whose hash its password matched. */
+  function remember (header: string, record: LoginRecord, generation: number): AuthUser {
+    const { username, roles, groups, email } = record.user
+    const user = { username, roles, groups, email }
+    cache.set(header, username, { user, checkedAgainst: CredentialCache.key(record.passwordHash) }, generation)
     return user
   }
 
@@ -75,15 +87,25 @@ export default fp(async (fastify) => {
     request.user = user
   }
 
-  // A remembered credential past half its life is checked again beside the request that found it:
-  // it stays (with the user's current roles and groups) if it still holds, and is dropped if not.
-  // An outage leaves it to expire as it would have.
-  function refresh (header: string): void {
-    const credentials = parseBasicAuthorization(header)
-    if (credentials === undefined) return
-    verify(header, credentials.username, credentials.password).then(
-      (user) => { if (user === undefined) cache.drop(header) },
-      (err: unknown) => { fastify.log.warn({ err }, 'could not re-verify cached credentials') })
+  // A remembered credential past half its life is checked again beside the request that found it,
+  // against its user's row as it is now: it stays (with the user's current roles and groups) while
+  // the row holds the hash its password matched, which costs no password hash; a password set
+  // again since is checked in full; a deleted or disabled user's is dropped. An outage leaves it
+  // to expire as it would have.
+  async function recheck (header: string, known: Verified): Promise<void> {
+    const generation = cache.generation(known.user.username)
+    const record = await users.findForLogin(known.user.username)
+    const verdict = recheckVerdict(known.checkedAgainst, record)
+    if (verdict === 'keep' && record !== undefined) {
+      remember(header, record, generation)
+      return
+    }
+    const credentials = verdict === 'verify' ? parseBasicAuthorization(header) : undefined
+    const user = credentials === undefined ? undefined : await verify(header, credentials.username, credentials.password)
+    if (user === undefined) cache.drop(header)
+  }
+  function refresh (header: string, known: Verified): void {
+    recheck(header, known).catch((err: unknown) => { fastify.log.warn({ err }, 'could not re-verify cached credentials') })
   }
 
   await fastify.register(basicAuth, { validate, authenticate: { realm: REALM } })
@@ -129,7 +151,7 @@ export default fp(async (fastify) => {
       await inFlight.catch(() => {})
       const verified = cache.get(header)
       if (verified !== undefined) {
-        request.user = verified
+        request.user = verified.user
         return
       }
     }
@@ -152,9 +174,9 @@ export default fp(async (fastify) => {
       const header = request.headers.authorization
       const cached = header === undefined ? undefined : cache.lookup(header, request.raw.socket)
       if (cached !== undefined) {
-        if (cached.refresh && header !== undefined) refresh(header)
-        request.user = cached.value
-        done(verdict(cached.value))
+        if (cached.refresh && header !== undefined) refresh(header, cached.value)
+        request.user = cached.value.user
+        done(verdict(cached.value.user))
         return
       }
       authenticate(request, reply).then(() => { done(verdict(request.user)) }, done)

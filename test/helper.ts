@@ -120,8 +120,8 @@ export function captureLogs (): DestinationStream & { lines: string[] } {
 }
 
 /** Creates a user through the API and returns its Authorization header value. */
-export async function createUser (app: TestApp, user: { username: string, roles?: string[], groups?: string[], email?: string }): Promise<string> {
-  const password = `pw-${user.username}-${randomBytes(4).toString('hex')}`
+export async function createUser (app: TestApp, user: { username: string, password?: string, roles?: string[], groups?: string[], email?: string }): Promise<string> {
+  const password = user.password ?? `pw-${user.username}-${randomBytes(4).toString('hex')}`
   const response = await app.inject({
     method: 'POST',
     url: '/users',

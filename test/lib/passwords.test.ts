@@ -1,6 +1,6 @@
 import t from 'tap'
 import { generatePassword, hashPassword, verifyPassword } from '../../lib/passwords.js'
-import { CredentialCache } from '../../lib/credential-cache.js'
+import { CredentialCache, recheckVerdict } from '../../lib/credential-cache.js'
 
 t.test('hashes verify only the right password', async (t) => {
   const hash = await hashPassword('s3cret pass')
@@ -85,4 +85,17 @@ t.test('credential cache digests a credential once per connection that repeats i
   cache.lookup('Basic YW5uOnB3', other)
   cache.forget('ann')
   t.equal(cache.lookup('Basic YW5uOnB3', other), undefined, 'forgetting the user holds for connections that sent it')
+})
+
+t.test('a re-check keeps a credential while its user\'s row holds the hash it matched', async (t) => {
+  const hash = await hashPassword('pw')
+  const checkedAgainst = CredentialCache.key(hash)
+  const cases: Array<[string, Parameters<typeof recheckVerdict>[1], ReturnType<typeof recheckVerdict>]> = [
+    ['same hash, enabled', { passwordHash: hash, user: { disabled: false } }, 'keep'],
+    ['same hash, disabled', { passwordHash: hash, user: { disabled: true } }, 'drop'],
+    ['user gone', undefined, 'drop'],
+    ['password set again', { passwordHash: await hashPassword('pw'), user: { disabled: false } }, 'verify'],
+    ['password set again, disabled', { passwordHash: await hashPassword('other'), user: { disabled: true } }, 'drop']
+  ]
+  for (const [name, current, expected] of cases) t.equal(recheckVerdict(checkedAgainst, current), expected, name)
 })

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { adminAuth, basic, buildTestApp, createUser, testDatabases } from '../helper.js'
+import { hashPassword } from '../../lib/passwords.js'
 
 const route = '/configuration_manager/ismaintenance'
 
@@ -123,22 +124,48 @@ t.test('a client that keeps calling has its credentials re-verified beside its r
   t.equal(lookups, 2, 'no password check for it')
 })
 
-t.test('a re-verification that fails drops the remembered credential before its end', async (t) => {
+// Changed behind the service's back (another instance, say): this one learns it on re-verification.
+const changesElsewhere: Array<[string, (app: Awaited<ReturnType<typeof buildTestApp>>, username: string) => Promise<unknown>]> = [
+  ['the user disabled', async (app, username) => await app.db.query('UPDATE users SET disabled = true WHERE username = $1', [username])],
+  ['the password set to another one', async (app, username) =>
+    await app.db.query('UPDATE users SET password_hash = $2 WHERE username = $1', [username, await hashPassword('another-password-entirely')])]
+]
+for (const [change, apply] of changesElsewhere) {
+  t.test(`a re-verification that fails drops the remembered credential before its end: ${change}`, async (t) => {
+    const ttl = 3000
+    const app = await buildTestApp(t, { env: { AUTH_CACHE_TTL_MS: String(ttl) } })
+    const auth = await createUser(app, { username: 'leaver' })
+    const call = async (): Promise<number> => (await app.inject({ url: route, headers: { authorization: auth } })).statusCode
+    const remembered = Date.now()
+    t.equal(await call(), 200)
+    await apply(app, 'leaver')
+    await new Promise((resolve) => setTimeout(resolve, ttl * 0.6))
+    t.equal(await call(), 200, 'still remembered')
+    let status = 200
+    while (status === 200 && Date.now() - remembered < ttl) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      status = await call()
+    }
+    t.equal(status, 401, 'refused once the background check found the change')
+    t.ok(Date.now() - remembered < ttl, 'before the remembered entry would have expired')
+  })
+}
+
+t.test('a password set again to the same value is checked in full in the background, and the credential kept', async (t) => {
   const ttl = 3000
   const app = await buildTestApp(t, { env: { AUTH_CACHE_TTL_MS: String(ttl) } })
-  const auth = await createUser(app, { username: 'leaver' })
+  const auth = await createUser(app, { username: 'rehashed', password: 'the-same-password' })
+  let lookups = 0
+  const findForLogin = app.usersRepository.findForLogin.bind(app.usersRepository)
+  app.usersRepository.findForLogin = async (username) => { lookups++; return await findForLogin(username) }
   const call = async (): Promise<number> => (await app.inject({ url: route, headers: { authorization: auth } })).statusCode
-  const remembered = Date.now()
   t.equal(await call(), 200)
-  // Disabled behind the service's back (another instance, say): this one learns it on re-verification.
-  await app.db.query("UPDATE users SET disabled = true WHERE username = 'leaver'")
+  // A new salt: the stored hash differs, the password still matches it.
+  await app.db.query("UPDATE users SET password_hash = $1 WHERE username = 'rehashed'", [await hashPassword('the-same-password')])
   await new Promise((resolve) => setTimeout(resolve, ttl * 0.6))
-  t.equal(await call(), 200, 'still remembered')
-  let status = 200
-  while (status === 200 && Date.now() - remembered < ttl) {
-    await new Promise((resolve) => setTimeout(resolve, 20))
-    status = await call()
-  }
-  t.equal(status, 401, 'refused once the background check found the user disabled')
-  t.ok(Date.now() - remembered < ttl, 'before the remembered entry would have expired')
+  t.equal(await call(), 200, 'answered from the cache')
+  for (let waited = 0; lookups < 3 && waited < ttl; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.equal(lookups, 3, 'the row read again, then the password checked against its new hash')
+  await new Promise((resolve) => setTimeout(resolve, ttl * 0.5))
+  t.equal(await call(), 200, 'kept past the first entry\'s end')
 })

@@ -12,13 +12,18 @@ export class LazyChildLogger {
   readonly #bindings: Bindings
   readonly #options: ChildLoggerOptions | undefined
   readonly #makeChild: MakeChild
+  // A level of its own (a route's log level): as for a pino child, only one that differed from
+  // the parent's when it was made; otherwise it follows the parent's level as that changes.
+  readonly #ownLevel: LevelWithSilentOrString | undefined
   #child: Logger | undefined
 
   constructor (parent: Logger, bindings: Bindings, options: ChildLoggerOptions | undefined, makeChild: MakeChild) {
     this.#parent = parent
     this.#bindings = bindings
-    this.#options = options
     this.#makeChild = makeChild
+    const level = options?.level
+    this.#ownLevel = level !== undefined && level !== parent.level ? level : undefined
+    this.#options = level !== undefined && this.#ownLevel === undefined ? { ...options, level: undefined } : options
   }
 
   /** The pino child, made on first use. */
@@ -26,12 +31,12 @@ export class LazyChildLogger {
     return this.#child ??= this.#makeChild.call(this.#parent, this.#bindings, this.#options)
   }
 
-  get level (): LevelWithSilentOrString { return this.#child?.level ?? this.#options?.level ?? this.#parent.level }
+  get level (): LevelWithSilentOrString { return this.#child?.level ?? this.#ownLevel ?? this.#parent.level }
   set level (level: LevelWithSilentOrString) { this.logger.level = level }
 
   isLevelEnabled (level: LevelWithSilentOrString): boolean {
     if (this.#child !== undefined) return this.#child.isLevelEnabled(level)
-    const own = this.#options?.level
+    const own = this.#ownLevel
     if (own === undefined) return this.#parent.isLevelEnabled(level)
     // A level of its own (a route's logLevel) decides, as it will for the child once made.
     const values = this.#parent.levels.values

@@ -53,6 +53,9 @@ t.test('a level of its own (a route log level) decides, as it would for a pino c
   t.equal(silent.isLevelEnabled('fatal'), false)
   t.same(lines.map((l) => (JSON.parse(l) as { msg: string }).msg), ['written', 'written too'])
   t.equal(quiet.level, 'warn')
+  quiet.level = 'info'
+  quiet.info('written once its level is set')
+  t.equal(lines.at(-1)?.includes('written once its level is set'), true)
 })
 
 t.test('setting the level of a child sets it on its own pino child only', async (t) => {
@@ -86,4 +89,30 @@ t.test('each level writes at its own level', async (t) => {
   const child = logger.child({ reqId: 'r-5' })
   child.trace('t'); child.debug('d'); child.info('i'); child.warn('w'); child.error('e'); child.fatal('f')
   t.same(lines.map((l) => (JSON.parse(l) as { level: number }).level), [10, 20, 30, 40, 50, 60])
+})
+
+t.test('a child follows its parent\'s level unless it has one of its own (one that differs), as a pino child does', async (t) => {
+  const lazy = root({ level: 'info' })
+  const plain = root({ level: 'info' }, false)
+  for (const { logger } of [lazy, plain]) {
+    const before = logger.child({ reqId: 'made-at-info' })
+    const written = logger.child({ reqId: 'made-at-info-then-written' })
+    const sameAsParent = logger.child({ reqId: 'own-level-info' }, { level: 'info' })
+    const own = logger.child({ reqId: 'own-level-warn' }, { level: 'warn' })
+    written.info('first')
+    logger.level = 'debug'
+    const after = logger.child({ reqId: 'made-at-debug' })
+    for (const child of [before, written, sameAsParent, own, after]) child.debug('debug line')
+    logger.level = 'error'
+    for (const child of [before, written, sameAsParent, own, after]) child.warn('warn line')
+  }
+  t.same(lazy.lines, plain.lines, 'the same lines as pino children write')
+  t.same(lazy.lines.map((l) => (JSON.parse(l) as { reqId: string, msg: string })).map(({ reqId, msg }) => `${reqId}: ${msg}`), [
+    'made-at-info-then-written: first',
+    'made-at-info: debug line',
+    'made-at-info-then-written: debug line',
+    'own-level-info: debug line',
+    'made-at-debug: debug line',
+    'own-level-warn: warn line'
+  ])
 })

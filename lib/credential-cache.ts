@@ -99,9 +99,10 @@ export class CredentialCache<V> {
 
 /**
  * What a background re-check does with a remembered credential, given its user's row as it is
- * now (undefined: the user is gone). The password was checked against one stored hash (`checkedAgainst`: its `CredentialCache.key`
- * digest); while the row holds that same hash the password still matches it, so the check need not
- * pay a password hash again. A new hash (the password was set again) needs a real check.
+ * now (undefined: the user is gone). The password was checked against one stored hash
+ * (`checkedAgainst`: its `CredentialCache.key` digest); while the row holds that same hash the
+ * password still matches it, so the check need not pay a password hash again. A new hash (the
+ * password was set again) needs a real check.
  */
 export function recheckVerdict (checkedAgainst: string, current: { passwordHash: string, user: { disabled: boolean } } | undefined): 'keep' | 'drop' | 'verify' {
   if (current === undefined || current.user.disabled) return 'drop'

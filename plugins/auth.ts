@@ -96,13 +96,10 @@ export default fp(async (fastify) => {
     const generation = cache.generation(known.user.username)
     const record = await users.findForLogin(known.user.username)
     const verdict = recheckVerdict(known.checkedAgainst, record)
-    if (verdict === 'keep' && record !== undefined) {
-      remember(header, record, generation)
-      return
-    }
-    const credentials = verdict === 'verify' ? parseBasicAuthorization(header) : undefined
-    const user = credentials === undefined ? undefined : await verify(header, credentials.username, credentials.password)
-    if (user === undefined) cache.drop(header)
+    const password = verdict === 'verify' ? parseBasicAuthorization(header)?.password : undefined
+    const holds = verdict === 'keep' || (password !== undefined && record !== undefined && await verifyPassword(password, record.passwordHash))
+    if (holds && record !== undefined) remember(header, record, generation)
+    else cache.drop(header)
   }
   function refresh (header: string, known: Verified): void {
     recheck(header, known).catch((err: unknown) => { fastify.log.warn({ err }, 'could not re-verify cached credentials') })

@@ -164,8 +164,7 @@ t.test('a password set again to the same value is checked in full in the backgro
   await app.db.query("UPDATE users SET password_hash = $1 WHERE username = 'rehashed'", [await hashPassword('the-same-password')])
   await new Promise((resolve) => setTimeout(resolve, ttl * 0.6))
   t.equal(await call(), 200, 'answered from the cache')
-  for (let waited = 0; lookups < 3 && waited < ttl; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20))
-  t.equal(lookups, 3, 'the row read again, then the password checked against its new hash')
+  t.equal(lookups, 2, 'the row read again beside it, once: the password is checked against the hash read')
   // From here a password check would wait: an answer at once comes from the re-verified entry.
   const slowness = 600
   app.usersRepository.findForLogin = async (username) => {

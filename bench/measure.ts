@@ -88,27 +88,55 @@ export const median = (values: number[]): number => {
   return sorted.length % 2 === 1 ? sorted[mid] ?? 0 : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2
 }
 
+/** The rounds of a comparison: `candidate[i]` was measured beside `baseline[i]`. */
+export interface Rounds {
+  candidate: LoadFigures[]
+  baseline: LoadFigures[]
+}
+
+export interface RoundOptions extends LoadOptions {
+  /** Measured pairs of rounds (3 unless given). */
+  rounds?: number
+  /** Unmeasured runs of each side before the first pair, each on new connections (1 unless given). */
+  warmupRounds?: number
+  warmupSeconds?: number
+}
+
 /**
- * Loads `candidate` and `baseline` in alternating rounds (A B A B ...) and compares each round
- * with the baseline round next to it, so that a noisy machine slows both of a pair alike; the
- * ratios are the medians over the pairs: `ratio` is candidate/baseline requests per second,
- * `p99Ratio` candidate/baseline p99 latency, and, when both are servers whose process is known,
- * `cpuRatio` baseline/candidate CPU time per request (1 = the same cost, 0.85 = 1/0.85 of it).
- * CPU time per request does not depend on how much CPU the load generator left the server, so
- * it reads the cost of a request more steadily than requests per second on a shared machine.
+ * Loads `candidate` and `baseline` in pairs of rounds, the first side of each pair alternating
+ * (A B, B A, A B ...), so that a machine speeding up or slowing down during a pair favours
+ * neither side over the run.
  */
-export async function compare (candidate: Target | Runner, baseline: Target | Runner, options: LoadOptions & { rounds?: number, warmupSeconds?: number }) {
-  const rounds = options.rounds ?? 3
-  const warm = { connections: options.connections, seconds: options.warmupSeconds ?? 1 }
+export async function pairedRounds (candidate: Target | Runner, baseline: Target | Runner, options: RoundOptions): Promise<Rounds> {
   const run = async (x: Target | Runner, o: LoadOptions) => typeof x === 'function' ? await x(o) : await load(x, o)
-  await run(candidate, warm)
-  await run(baseline, warm)
-  const a: LoadFigures[] = []
-  const b: LoadFigures[] = []
-  for (let i = 0; i < rounds; i++) {
-    a.push(await run(candidate, options))
-    b.push(await run(baseline, options))
+  const warm = { connections: options.connections, seconds: options.warmupSeconds ?? 1 }
+  for (let i = 0; i < (options.warmupRounds ?? 1); i++) {
+    await run(candidate, warm)
+    await run(baseline, warm)
   }
+  const rounds: Rounds = { candidate: [], baseline: [] }
+  for (let i = 0; i < (options.rounds ?? 3); i++) {
+    if (i % 2 === 0) {
+      rounds.candidate.push(await run(candidate, options))
+      rounds.baseline.push(await run(baseline, options))
+    } else {
+      rounds.baseline.push(await run(baseline, options))
+      rounds.candidate.push(await run(candidate, options))
+    }
+  }
+  return rounds
+}
+
+/**
+ * Compares each candidate round with the baseline round beside it, so that a noisy machine slows
+ * both of a pair alike; the ratios are the medians over the pairs: `ratio` is candidate/baseline
+ * requests per second, `p99Ratio` candidate/baseline p99 latency, and, when both are servers whose
+ * process is known, `cpuRatio` baseline/candidate CPU time per request (1 = the same cost, 0.85 =
+ * 1/0.85 of it). CPU time per request does not depend on how much CPU the load generator left the
+ * server, so it reads the cost of a request more steadily than requests per second on a shared
+ * machine.
+ */
+export function summarise ({ candidate: a, baseline: b }: Rounds) {
   const summary = (runs: LoadFigures[]) => ({
     rps: Math.round(median(runs.map((r) => r.rps))),
     p50: median(runs.map((r) => r.p50)),
@@ -125,6 +153,11 @@ export async function compare (candidate: Target | Runner, baseline: Target | Ru
     p99Ratio: pairs((x, y) => x.p99 / Math.max(y.p99, 0.001)) ?? 0,
     ...(cpuRatio === undefined ? {} : { cpuRatio })
   }
+}
+
+/** Paired rounds of `candidate` and `baseline` in one pair of processes, summarised. */
+export async function compare (candidate: Target | Runner, baseline: Target | Runner, options: RoundOptions) {
+  return summarise(await pairedRounds(candidate, baseline, options))
 }
 
 /**

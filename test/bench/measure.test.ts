@@ -1,5 +1,5 @@
 import t from 'tap'
-import { cpuTicks, medianOfPairs, type LoadFigures } from '../../bench/measure.js'
+import { cpuTicks, medianOfPairs, pairedRounds, summarise, type LoadFigures, type Runner } from '../../bench/measure.js'
 
 const round = (rps: number, p99: number, cpuPer1k?: number): LoadFigures =>
   ({ rps, p50: p99 / 2, p99, errors: 0, non2xx: 0, ...(cpuPer1k === undefined ? {} : { cpuPer1k }) })
@@ -19,6 +19,20 @@ t.test('a figure missing from any pair gives no ratio at all', async (t) => {
   t.equal(medianOfPairs([round(1, 1, 10), round(1, 1)], [round(1, 1, 9), round(1, 1, 8)], ratio), undefined)
   t.equal(medianOfPairs([], [], ratio), undefined)
   t.equal(medianOfPairs([round(1, 1)], [round(0, 1)], (x, y) => x.rps / y.rps), undefined, 'a division by zero is no ratio')
+})
+
+t.test('paired rounds warm both sides up, then alternate which side of a pair runs first', async (t) => {
+  const calls: string[] = []
+  // Each side answers with a rate that tells its call apart: the machine "slows down" over time.
+  const side = (name: string): Runner => async (options) => {
+    calls.push(`${name}${options.seconds}`)
+    return round(1000 - calls.length, 1)
+  }
+  const rounds = await pairedRounds(side('A'), side('B'), { connections: 1, seconds: 2, rounds: 3, warmupRounds: 2, warmupSeconds: 1 })
+  t.same(calls, ['A1', 'B1', 'A1', 'B1', 'A2', 'B2', 'B2', 'A2', 'A2', 'B2'])
+  t.same(rounds.candidate.map((r) => r.rps), [995, 992, 991], 'each side keeps its own rounds, in pair order')
+  t.same(rounds.baseline.map((r) => r.rps), [994, 993, 990])
+  t.equal(summarise(rounds).ratio, 1.001, 'the median of 995/994, 992/993 and 991/990')
 })
 
 t.test('CPU time of a process grows as it works', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {

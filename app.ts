@@ -14,11 +14,11 @@ import metricsPlugin from './plugins/metrics.js'
 import loadSheddingPlugin from './plugins/load-shedding.js'
 import publicUrlPlugin from './plugins/public-url.js'
 import { ErrorResponse } from './schemas/common.js'
-import { trustProxy } from './lib/public-url.js'
-import { withDiscriminatedUnions } from './lib/discriminated-unions.js'
-import { HttpError, toErrorBody } from './lib/errors.js'
-import { requestIdGenerator } from './lib/ids.js'
-import { deferChildLoggers } from './lib/lazy-logger.js'
+import { trustProxy } from './lib/http/public-url.js'
+import { withDiscriminatedUnions } from './lib/http/discriminated-unions.js'
+import { HttpError, toErrorBody } from './lib/http/errors.js'
+import { requestIdGenerator } from './lib/http/ids.js'
+import { deferChildLoggers } from './lib/http/lazy-logger.js'
 import healthRoutes from './routes/health.js'
 import usersRoutes from './routes/users/index.js'
 import configurationManagerRoutes from './routes/configuration_manager/index.js'
@@ -59,7 +59,7 @@ function schemaCompilers (): NonNullable<FastifyServerOptions['schemaController'
   }
   // Responses are serialised from their schema with each union of objects told apart by a constant
   // (component group members) rewritten so that the serializer finds a value's branch by one
-  // comparison (lib/discriminated-unions.ts); the OpenAPI document keeps the schema as written.
+  // comparison (lib/http/discriminated-unions.ts); the OpenAPI document keeps the schema as written.
   const serializerFactory = SerializerSelector()
   const buildSerializer: typeof serializerFactory = (externalSchemas, serializerOptions) => {
     const compile = serializerFactory(externalSchemas, serializerOptions)
@@ -104,7 +104,7 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
     // and say which one a value broke.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     requestIdHeader: 'x-request-id',
-    // Unless the proxy in front sent one: a per-process random part and a counter (lib/ids.ts).
+    // Unless the proxy in front sent one: a per-process random part and a counter (lib/http/ids.ts).
     genReqId: requestIdGenerator(),
     schemaController: schemaCompilers(),
     schemaErrorFormatter,

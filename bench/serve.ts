@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import replyFrom from '@fastify/reply-from'
 import { buildApp } from '../app.js'
 import { loadConfig } from '../plugins/config.js'
-import { requestIdGenerator } from '../lib/ids.js'
+import { requestIdGenerator } from '../lib/http/ids.js'
 import { startNsoServer } from '../test/fixtures/nso-server.js'
 
 const kind = process.argv[2]

@@ -2,10 +2,10 @@ import fp from 'fastify-plugin'
 import type { Db, Queryable } from './database.js'
 import type { ComponentGroup, ComponentGroupCreate, ComponentGroupFields, ComponentGroupUpdate, ListQuery } from '../schemas/component-groups.js'
 import { LIMITS } from '../schemas/component-groups.js'
-import { gbacParams, writeRefusal, type GbacUser, type Refusal } from '../lib/gbac.js'
-import type { ExpectedVersions } from '../lib/if-match.js'
-import { newObjectId } from '../lib/ids.js'
-import { containsPattern, nameCandidates } from '../lib/names.js'
+import { gbacParams, writeRefusal, type GbacUser, type Refusal } from '../lib/studio/gbac.js'
+import type { ExpectedVersions } from '../lib/studio/if-match.js'
+import { newObjectId } from '../lib/http/ids.js'
+import { containsPattern, nameCandidates } from '../lib/studio/names.js'
 
 interface Row {
   id: string
@@ -24,7 +24,7 @@ export type Outcome = { doc: ComponentGroup } | { refusal: Refusal | 'changed' |
 
 const COLUMNS = 'id, name, version, gbac_read, gbac_write, doc'
 
-// The GBAC rules of lib/gbac.ts in SQL, over the parameters of gbacParams(): $B the admin
+// The GBAC rules of lib/studio/gbac.ts in SQL, over the parameters of gbacParams(): $B the admin
 // bypass, $G the user's groups. Written once here, with the parameter numbers filled in.
 const readable = (b: string, g: string): string =>
   `(${b}::boolean OR cardinality(gbac_read) = 0 OR gbac_read && ${g}::text[])`

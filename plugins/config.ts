@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin'
 import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
-import { parseBundleVersion } from '../lib/maintenance-version.js'
-import { parseGitProviders, type GitProviders } from '../lib/git-providers.js'
+import { parseBundleVersion } from '../lib/configuration/maintenance-version.js'
+import { parseGitProviders, type GitProviders } from '../lib/git/providers.js'
 import packageJson from '../package.json' with { type: 'json' }
 
 // Every setting the service reads, with its default. The only place that reads the environment.
@@ -31,7 +31,7 @@ export const ConfigSchema = Type.Object({
   BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 1024 * 1024 }),
   CONFIG_MANAGER_BUNDLE_VERSION: Type.String({ minLength: 1, default: packageJson.version }),
   CONFIG_MANAGER_MAINTENANCE: Type.Optional(Type.Boolean()),
-  // JSON: {"<name>": {"url", "username"?, "token"?, "timeoutMs"?}}; see lib/git-providers.ts.
+  // JSON: {"<name>": {"url", "username"?, "token"?, "timeoutMs"?}}; see lib/git/providers.ts.
   GIT_PROVIDERS: Type.Optional(Type.String()),
   ORCHESTRATOR_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
   ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),

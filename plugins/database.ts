@@ -6,7 +6,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { Config } from './config.js'
-import { KeyedMutex } from '../lib/keyed-mutex.js'
+import { KeyedMutex } from '../lib/http/keyed-mutex.js'
 import type { EmbeddedError, EmbeddedReply, EmbeddedRequest } from './embedded-database-worker.js'
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { HttpError, toErrorBody } from '../lib/errors.js'
+import { HttpError, toErrorBody } from '../lib/http/errors.js'
 
 /** One error shape for every failure, unknown routes included; 5xx are logged, never echoed. */
 export default fp(async (fastify) => {

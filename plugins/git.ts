@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import { Histogram } from 'prom-client'
-import { basicAuthorization } from '../lib/basic-auth-header.js'
+import { basicAuthorization } from '../lib/auth/basic-auth-header.js'
 import git, { Errors, type HttpClient } from 'isomorphic-git'
 import fs from 'node:fs'
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
@@ -10,15 +10,15 @@ import path from 'node:path'
 import { Agent, request, type Dispatcher } from 'undici'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from './database.js'
-import { HttpError } from '../lib/errors.js'
-import { KeyedMutex } from '../lib/keyed-mutex.js'
-import { branchRef, cacheDirName, repoRemoteUrl } from '../lib/git-paths.js'
-import { findProvider, type GitProvider, type GitProviders } from '../lib/git-providers.js'
-import type { GitIdentity } from '../lib/git-commit.js'
-import { addFileToTree, type TreeStore } from '../lib/git-tree.js'
+import { HttpError } from '../lib/http/errors.js'
+import { KeyedMutex } from '../lib/http/keyed-mutex.js'
+import { branchRef, cacheDirName, repoRemoteUrl } from '../lib/git/paths.js'
+import { findProvider, type GitProvider, type GitProviders } from '../lib/git/providers.js'
+import type { GitIdentity } from '../lib/git/commit.js'
+import { addFileToTree, type TreeStore } from '../lib/git/tree.js'
 import {
   GitProtocolError, ZERO_OID, parseReceivePackResponse, pushCapabilities, receivePackRequest
-} from '../lib/git-receive-pack.js'
+} from '../lib/git/receive-pack.js'
 import packageJson from '../package.json' with { type: 'json' }
 
 // Git projects (spec 4.2): commits built from objects in a bare cache of each repository, pushed
@@ -41,7 +41,7 @@ const MEMORY_CACHED_REPOS = 16
 
 export interface InitializeProjectInput {
   provider: GitProvider
-  /** Checked with lib/git-paths.ts before they get here. */
+  /** Checked with lib/git/paths.ts before they get here. */
   repoPath: string
   branch: string
   projectPath: string

@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
 import type { onRequestHookHandler } from 'fastify'
-import { HttpError } from '../lib/errors.js'
-import { hookList } from '../lib/hook-list.js'
+import { HttpError } from '../lib/http/errors.js'
+import { hookList } from '../lib/http/hook-list.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -2,8 +2,8 @@ import fp from 'fastify-plugin'
 import fastifyMetricsModule from 'fastify-metrics'
 import type { onResponseHookHandler } from 'fastify'
 import client from 'prom-client'
-import { hookList } from '../lib/hook-list.js'
-import { HistogramSeries, LabelledHistogram } from '../lib/histogram.js'
+import { hookList } from '../lib/http/hook-list.js'
+import { HistogramSeries, LabelledHistogram } from '../lib/http/histogram.js'
 import { ADMINS } from './auth.js'
 
 // A CommonJS module whose plugin is its `default` export.

@@ -5,8 +5,8 @@ import path from 'node:path'
 import type { Config } from './config.js'
 import type { Queryable } from './database.js'
 import { ADAPTER_DEFAULTS, type Adapter, type AdapterCreate, type AdapterUpdate } from '../schemas/orchestrator.js'
-import { HttpError } from '../lib/errors.js'
-import { SecretKeyMismatch, deriveKey, generateSecret, open, seal } from '../lib/secret-box.js'
+import { HttpError } from '../lib/http/errors.js'
+import { SecretKeyMismatch, deriveKey, generateSecret, open, seal } from '../lib/auth/secret-box.js'
 
 interface AdapterRow {
   id: string

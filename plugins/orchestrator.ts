@@ -1,16 +1,16 @@
 import fp from 'fastify-plugin'
 import { Gauge } from 'prom-client'
-import { basicAuthorization } from '../lib/basic-auth-header.js'
+import { basicAuthorization } from '../lib/auth/basic-auth-header.js'
 import { Pool, type Dispatcher } from 'undici'
 import { adapterNotFound, type RelayAdapter } from './orchestrator-adapters.js'
-import { HttpError } from '../lib/errors.js'
-import { splitBaseUrl, upstreamPath, type UpstreamBase } from '../lib/orchestrator-adapter.js'
-import type { RelayMethod } from '../lib/relay-request.js'
+import { HttpError } from '../lib/http/errors.js'
+import { splitBaseUrl, upstreamPath, type UpstreamBase } from '../lib/orchestrator/adapter.js'
+import type { RelayMethod } from '../lib/orchestrator/relay-request.js'
 import {
   isClosedPoolError, isUpstreamSuccess, upstreamFailure, upstreamStatusError, type UpstreamAnswer
-} from '../lib/upstream.js'
+} from '../lib/orchestrator/upstream.js'
 
-/** A relayed call, its parameters already checked by lib/relay-request.ts. */
+/** A relayed call, its parameters already checked by lib/orchestrator/relay-request.ts. */
 export interface UpstreamRequest {
   method: RelayMethod
   /** Path (and query) below the adapter's base URL. */
@@ -209,7 +209,7 @@ class BufferedExchange implements Dispatcher.DispatchHandler {
     timeoutMs: number
   ) {
     this.#timer = setTimeout(() => {
-      // Named like AbortSignal.timeout()'s reason, which lib/upstream.ts maps to 504.
+      // Named like AbortSignal.timeout()'s reason, which lib/orchestrator/upstream.ts maps to 504.
       this.#timedOut = new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')
       this.#fail(this.#timedOut)
       this.#abort?.(this.#timedOut)

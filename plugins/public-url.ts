@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyRequest } from 'fastify'
-import { publicBase, trustProxy } from '../lib/public-url.js'
+import { publicBase, trustProxy } from '../lib/http/public-url.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

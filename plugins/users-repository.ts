@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin'
 import type { Queryable } from './database.js'
 import type { User, UserCreate, UserUpdate } from '../schemas/users.js'
-import { hashPassword } from '../lib/passwords.js'
-import { HttpError } from '../lib/errors.js'
+import { hashPassword } from '../lib/auth/passwords.js'
+import { HttpError } from '../lib/http/errors.js'
 
 interface UserRow {
   username: string

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { databaseUnavailable } from '../lib/errors.js'
+import { databaseUnavailable } from '../lib/http/errors.js'
 import { errorResponses } from '../schemas/common.js'
 
 const Status = Type.Object({ status: Type.String() })

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 
-// The one error body of every route (see lib/errors.ts); extra fields such as `upstream` may follow.
+// The one error body of every route (see lib/http/errors.ts); extra fields such as `upstream` may follow.
 export const ErrorResponse = Type.Object({
   statusCode: Type.Integer(),
   error: Type.String(),

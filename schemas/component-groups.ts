@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { OBJECT_ID_PATTERN } from '../lib/ids.js'
+import { OBJECT_ID_PATTERN } from '../lib/http/ids.js'
 
 // Limits: generous for real groups, small enough that one request cannot make the service or the
 // database do unbounded work. The README lists them.

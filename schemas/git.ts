@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { MAX_COMMIT_MESSAGE_LENGTH } from '../lib/git-commit.js'
+import { MAX_COMMIT_MESSAGE_LENGTH } from '../lib/git/commit.js'
 
 // Path parameters arrive URL-encoded; Fastify decodes them, so `netops%2Fautomation` is `netops/automation` here.
 export const GitProjectParams = Type.Object({

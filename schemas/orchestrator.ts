@@ -68,7 +68,7 @@ export type AdapterUpdate = Static<typeof AdapterUpdate>
 export const AdapterParams = Type.Object({ id: AdapterId })
 export const AdapterList = Type.Object({ results: Type.Array(Adapter), total: Type.Integer() })
 
-// Relay bodies (spec 2.4, 4.4, 4.5). The schema checks shapes; lib/relay-request.ts checks values.
+// Relay bodies (spec 2.4, 4.4, 4.5). The schema checks shapes; lib/orchestrator/relay-request.ts checks values.
 const RelayPath = Type.String({
   description: 'Path on the orchestrator, below the adapter\'s base URL, optionally with a query.',
   examples: ['/restconf/data/tailf-ncs:devices/device=ce0', '/api/running/devices?deep']

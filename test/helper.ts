@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import type { DestinationStream } from 'pino'
 import { buildApp } from '../app.js'
-import { basicAuthorization } from '../lib/basic-auth-header.js'
+import { basicAuthorization } from '../lib/auth/basic-auth-header.js'
 import { loadConfig, type Config } from '../plugins/config.js'
 
 const run = promisify(execFile)

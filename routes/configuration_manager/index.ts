@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { isMaintenanceBundle } from '../../lib/maintenance-version.js'
+import { isMaintenanceBundle } from '../../lib/configuration/maintenance-version.js'
 
 /** Configuration-manager status (spec 4.3). */
 const configurationManager: FastifyPluginAsyncTypebox = async (fastify) => {

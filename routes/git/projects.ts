@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { WRITERS } from '../../plugins/auth.js'
-import { HttpError } from '../../lib/errors.js'
-import { validateBranchName, validateProjectPath, validateRepoPath } from '../../lib/git-paths.js'
-import type { CheckResult } from '../../lib/check-result.js'
-import { canonicalJson, commitAuthor, commitMessage } from '../../lib/git-commit.js'
+import { HttpError } from '../../lib/http/errors.js'
+import { validateBranchName, validateProjectPath, validateRepoPath } from '../../lib/git/paths.js'
+import type { CheckResult } from '../../lib/http/check-result.js'
+import { canonicalJson, commitAuthor, commitMessage } from '../../lib/git/commit.js'
 import { errorResponses } from '../../schemas/common.js'
 import { GitProjectParams, InitializeProjectBody, InitializeProjectResponse } from '../../schemas/git.js'
 

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ADMINS } from '../../plugins/auth.js'
 import { adapterNotFound } from '../../plugins/orchestrator-adapters.js'
-import { HttpError } from '../../lib/errors.js'
-import { checkBaseUrl, checkCaBundle } from '../../lib/orchestrator-adapter.js'
+import { HttpError } from '../../lib/http/errors.js'
+import { checkBaseUrl, checkCaBundle } from '../../lib/orchestrator/adapter.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
 import { Adapter, AdapterCreate, AdapterList, AdapterParams, AdapterUpdate } from '../../schemas/orchestrator.js'
 

@@ -1,15 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ADMINS } from '../../plugins/auth.js'
-import { HttpError } from '../../lib/errors.js'
-import { checkActionParams, checkQueryParams } from '../../lib/relay-request.js'
-import type { CheckResult } from '../../lib/check-result.js'
-import { decodeUpstreamBody } from '../../lib/upstream.js'
+import { HttpError } from '../../lib/http/errors.js'
+import { checkActionParams, checkQueryParams } from '../../lib/orchestrator/relay-request.js'
+import type { CheckResult } from '../../lib/http/check-result.js'
+import { decodeUpstreamBody } from '../../lib/orchestrator/upstream.js'
 import { errorResponses } from '../../schemas/common.js'
 import {
   RelayParams, RestActionBody, RestActionResponse, RestQueryBody, RestQueryResponse, UpstreamErrorResponse
 } from '../../schemas/orchestrator.js'
 
-// Nothing goes upstream unless the parameters pass lib/relay-request.ts.
+// Nothing goes upstream unless the parameters pass lib/orchestrator/relay-request.ts.
 function checked<T> (result: CheckResult<T>): T {
   if (!result.ok) throw new HttpError(400, result.reason, { code: 'INVALID_RELAY_PARAMS' })
   return result.value

@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { WRITERS } from '../../plugins/auth.js'
 import { toFields, type Outcome } from '../../plugins/component-groups-repository.js'
-import { HttpError } from '../../lib/errors.js'
-import { expectedVersions, parseIfMatch, versionEtag, type ExpectedVersions } from '../../lib/if-match.js'
+import { HttpError } from '../../lib/http/errors.js'
+import { expectedVersions, parseIfMatch, versionEtag, type ExpectedVersions } from '../../lib/studio/if-match.js'
 import { errorResponses } from '../../schemas/common.js'
 import {
   ComponentGroup, CreateBody, Created, Deleted, Fetched, IdParams, IfMatchHeaders, Imported, ImportBody, ListQuery,

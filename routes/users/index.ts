@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ADMINS } from '../../plugins/auth.js'
-import { HttpError } from '../../lib/errors.js'
+import { HttpError } from '../../lib/http/errors.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
 import { User, UserCreate, UserList, UserListQuery, UsernameParams, UserUpdate } from '../../schemas/users.js'
 

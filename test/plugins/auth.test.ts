@@ -1,6 +1,6 @@
 import t from 'tap'
 import { adminAuth, basic, buildTestApp, createUser, testDatabases } from '../helper.js'
-import { hashPassword } from '../../lib/passwords.js'
+import { hashPassword } from '../../lib/auth/passwords.js'
 
 const route = '/configuration_manager/ismaintenance'
 

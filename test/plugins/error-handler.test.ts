@@ -1,7 +1,7 @@
 import t from 'tap'
 import Fastify from 'fastify'
 import errorHandler from '../../plugins/error-handler.js'
-import { HttpError } from '../../lib/errors.js'
+import { HttpError } from '../../lib/http/errors.js'
 import { adminAuth, buildTestApp } from '../helper.js'
 
 t.test('one error shape for every failure of the service', async (t) => {

@@ -1,0 +1,280 @@
+import t from 'tap';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import {
+  branchRef,
+  MAX_BRANCH_NAME_BYTES,
+  MAX_PROJECT_PATH_BYTES,
+  MAX_REPO_PATH_LENGTH,
+  repoRemoteUrl,
+  cacheDirName,
+  validateBranchName,
+  validateProjectPath,
+  validateRepoPath,
+} from '../../../lib/git/paths.js';
+
+const execFileAsync = promisify(execFile);
+
+t.test('projectPath: accepted and normalised', async (t) => {
+  const good: Array<[string, string]> = [
+    ['project.json', 'project.json'],
+    ['projects/site-a/core.json', 'projects/site-a/core.json'],
+    ['a/b/c/d/e.json', 'a/b/c/d/e.json'],
+    ['.gitignore', '.gitignore'],
+    ['.github/workflows/ci.yml', '.github/workflows/ci.yml'],
+    ['docs/.git-notes', 'docs/.git-notes'],
+    ['gitx/.gitkeep', 'gitx/.gitkeep'],
+    ['...', '...'],
+    ['a..b/c', 'a..b/c'],
+    ['%2e%2e/x', '%2e%2e/x'], // still encoded: a literal file name, not a parent reference
+    ['with space/ünïcode €.json', 'with space/ünïcode €.json'],
+    ['C/x', 'C/x'],
+    ['c-:/x', 'c-:/x'],
+    ['cafe\u0301.json', 'caf\u00e9.json'], // NFD becomes NFC
+    // Exactly at the byte limit, every segment within NAME_MAX.
+    [Array(5).fill('x'.repeat(204)).join('/'), Array(5).fill('x'.repeat(204)).join('/')],
+  ];
+  for (const [input, expected] of good) {
+    const r = validateProjectPath(input);
+    t.ok(r.ok, `accepts ${JSON.stringify(input.slice(0, 40))}`);
+    if (r.ok) t.equal(r.value, expected);
+  }
+  const long = validateProjectPath('a/'.repeat(300) + 'b');
+  t.ok(long.ok, 'many short segments within the byte limit');
+});
+
+t.test('projectPath: rejected with a reason', async (t) => {
+  const bad: Array<[string, RegExp]> = [
+    ['', /empty/],
+    ['/etc/passwd', /relative/],
+    ['/x', /relative/],
+    ['C:\\x', /'\\'/],
+    ['C:/x', /relative/],
+    ['c:project.json', /relative/],
+    ['\\x', /'\\'/],
+    ['\\\\server\\share', /'\\'/],
+    ['a\\b', /'\\'/],
+    ['a\\..\\b', /'\\'/],
+    ['..', /'\.\.'/],
+    ['../x', /'\.\.'/],
+    ['a/../../b', /'\.\.'/],
+    ['a/..', /'\.\.'/],
+    ['a/b/../c', /'\.\.'/],
+    ['./x', /'\.' segments/],
+    ['a/./b', /'\.' segments/],
+    ['.', /'\.' segments/],
+    ['a//b', /empty segments/],
+    ['a/', /empty segments/],
+    ['a/b/', /empty segments/],
+    ['.git', /'\.git'/],
+    ['.git/config', /'\.git'/],
+    ['.git/hooks/pre-commit', /'\.git'/],
+    ['.Git/hooks/x', /'\.git'/],
+    ['.GIT/HEAD', /'\.git'/],
+    ['sub/.git/config', /'\.git'/],
+    ['.git./config', /'\.git'/],
+    ['.git /config', /'\.git'/],
+    ['a\u0000b', /control/],
+    ['a\nb', /control/],
+    ['a\rb', /control/],
+    ['a\tb', /control/],
+    ['a\u001bb', /control/],
+    ['a\u007fb', /control/],
+    ['a\u0085b', /control/],
+    ['a\ud800b', /Unicode/],
+    ['x'.repeat(MAX_PROJECT_PATH_BYTES + 1), /at most 1024 bytes/],
+    ['é'.repeat(MAX_PROJECT_PATH_BYTES / 2 + 1), /at most 1024 bytes/],
+    ['x'.repeat(256) + '/y', /segments must be at most 255 bytes/],
+  ];
+  for (const [input, reason] of bad) {
+    const r = validateProjectPath(input);
+    t.notOk(r.ok, `rejects ${JSON.stringify(input.slice(0, 40))}`);
+    if (!r.ok) {
+      t.match(r.reason, reason);
+      t.match(r.reason, /^projectPath /, 'reason names the field');
+    }
+  }
+});
+
+// Names where the CLI and this module must agree, checked against `git check-ref-format --branch`.
+const GOOD_BRANCHES = [
+  'main',
+  'master',
+  'feature/x',
+  'release-1.2',
+  'release/2024.1.0',
+  'user/jdoe/fix_123',
+  'a./b',
+  'x-',
+  'a@b',
+  '@a',
+  'a/@',
+  'a{b}',
+  'HEAD/x',
+  'x/HEAD',
+  'a.lockx',
+  'lock',
+  'ünïcode',
+  'refs/heads/x',
+  '#1',
+  'a'.repeat(MAX_BRANCH_NAME_BYTES),
+];
+const BAD_BRANCHES: Array<[string, RegExp]> = [
+  ['', /empty/],
+  ['bad..name', /'\.\.'/],
+  ['..', /'\.\.'/],
+  ['x.lock', /\.lock/],
+  ['a.lock/b', /\.lock/],
+  ['a/b.lock', /\.lock/],
+  ['-x', /start with '-'/],
+  ['--force', /start with '-'/],
+  ['a b', /spaces/],
+  [' main', /spaces/],
+  ['a@{b', /'@\{'/],
+  ['@{-1}', /'@\{'/],
+  ['main@{upstream}', /'@\{'/],
+  ['HEAD', /'HEAD'/],
+  ['a~1', /'~'/],
+  ['a^', /'\^'/],
+  ['a:b', /':'/],
+  ['a?', /'\?'/],
+  ['a*', /'\*'/],
+  ['a[b', /'\['/],
+  ['a\\b', /'\\'/],
+  ['a\u0000b', /control/],
+  ['a\tb', /control/],
+  ['a\nb', /control/],
+  ['a\u007fb', /control/],
+  ['/a', /'\/'/],
+  ['a/', /'\/'/],
+  ['a//b', /'\/'/],
+  ['foo.', /end with '\.'/],
+  ['a/b.', /end with '\.'/],
+  ['.', /end with '\.'/],
+  ['.a', /start with '\.'/],
+  ['a/.b', /start with '\.'/],
+  ['.lock', /start with '\.'|\.lock/],
+];
+// Refused here although git accepts them outside a repository: `@` alone means HEAD in revision
+// syntax, and a name longer than a filesystem name cannot be stored as a loose ref.
+const STRICTER_THAN_GIT: Array<[string, RegExp]> = [
+  ['@', /'@'/],
+  ['a'.repeat(MAX_BRANCH_NAME_BYTES + 1), /at most 255 bytes/],
+];
+
+t.test('branchName: table', async (t) => {
+  for (const name of GOOD_BRANCHES) {
+    const r = validateBranchName(name);
+    t.ok(r.ok, `accepts ${JSON.stringify(name.slice(0, 40))}`);
+    if (r.ok) t.equal(r.value, name);
+  }
+  for (const [name, reason] of [...BAD_BRANCHES, ...STRICTER_THAN_GIT]) {
+    const r = validateBranchName(name);
+    t.notOk(r.ok, `rejects ${JSON.stringify(name.slice(0, 40))}`);
+    if (!r.ok) {
+      t.match(r.reason, reason);
+      t.match(r.reason, /^branchName /, 'reason names the field');
+    }
+  }
+  // Not expressible in argv, so not cross-checked with git: a lone surrogate has no UTF-8 form.
+  const lone = validateBranchName('a\ud800');
+  t.same(lone, { ok: false, reason: 'branchName must be valid Unicode' });
+  t.equal(branchRef('feature/x'), 'refs/heads/feature/x');
+});
+
+// Exit status of `git check-ref-format --branch`, run outside any repository so that `@{-1}`
+// and `@` are not expanded against a current branch.
+async function gitAcceptsBranch(cwd: string, name: string): Promise<boolean> {
+  try {
+    await execFileAsync('git', ['check-ref-format', '--branch', name], {
+      cwd,
+      env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(cwd) },
+    });
+    return true;
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === 128 || code === 1) return false;
+    throw err;
+  }
+}
+
+t.test('branchName: agrees with git check-ref-format --branch', async (t) => {
+  const cwd = await mkdtemp(join(tmpdir(), 'refcheck-'));
+  t.teardown(() => rm(cwd, { recursive: true, force: true }));
+  // NUL cannot be passed in argv; every other name goes to the real git.
+  const names = [...GOOD_BRANCHES, ...BAD_BRANCHES.map(([n]) => n)].filter((n) => !n.includes('\u0000'));
+  const verdicts = await Promise.all(names.map((n) => gitAcceptsBranch(cwd, n)));
+  names.forEach((name, i) => {
+    t.equal(validateBranchName(name).ok, verdicts[i], `same verdict as git for ${JSON.stringify(name.slice(0, 40))}`);
+  });
+  for (const [name] of STRICTER_THAN_GIT) {
+    t.ok(await gitAcceptsBranch(cwd, name), `git accepts ${JSON.stringify(name.slice(0, 20))}, refused here on purpose`);
+  }
+});
+
+t.test('repoPath', async (t) => {
+  const good = [
+    'netops/automation',
+    'group/subgroup/project',
+    'project',
+    'a.b_c-d/e',
+    'repo.git',
+    '...',
+    'x'.repeat(MAX_REPO_PATH_LENGTH),
+  ];
+  for (const p of good) {
+    const r = validateRepoPath(p);
+    t.ok(r.ok, `accepts ${JSON.stringify(p.slice(0, 40))}`);
+    if (r.ok) t.equal(r.value, p);
+  }
+  const bad: Array<[string, RegExp]> = [
+    ['', /empty/],
+    ['/netops/automation', /start or end/],
+    ['netops/automation/', /start or end/],
+    ['netops//automation', /'\/\/'/],
+    ['..', /'\.\.'/],
+    ['../secret', /'\.\.'/],
+    ['netops/../x', /'\.\.'/],
+    ['./x', /'\.'/],
+    ['a b', /letters, digits/],
+    ['a\\b', /letters, digits/],
+    ['a%2e', /letters, digits/],
+    ['a?b', /letters, digits/],
+    ['a#b', /letters, digits/],
+    ['a@b', /letters, digits/],
+    ['a:b', /letters, digits/],
+    ['ünï', /letters, digits/],
+    ['a\u0000b', /letters, digits/],
+    ['x'.repeat(MAX_REPO_PATH_LENGTH + 1), /at most 512/],
+  ];
+  for (const [p, reason] of bad) {
+    const r = validateRepoPath(p);
+    t.notOk(r.ok, `rejects ${JSON.stringify(p.slice(0, 40))}`);
+    if (!r.ok) {
+      t.match(r.reason, reason);
+      t.match(r.reason, /^repoPath /, 'reason names the field');
+    }
+  }
+});
+
+t.test('repoRemoteUrl', async (t) => {
+  t.equal(repoRemoteUrl('https://git.example.com', 'netops/automation'), 'https://git.example.com/netops/automation.git');
+  t.equal(repoRemoteUrl('https://git.example.com/base//', 'a/b/c'), 'https://git.example.com/base/a/b/c.git');
+  t.equal(repoRemoteUrl('http://127.0.0.1:1234', 'repo.git'), 'http://127.0.0.1:1234/repo.git.git');
+});
+
+t.test('cacheDirName: flat, distinct, never past a file name', async (t) => {
+  t.equal(cacheDirName('netops/automation'), 'netops%2Fautomation.git');
+  t.equal(cacheDirName('a.git/b'), 'a.git%2Fb.git', 'never nested inside the cache of a.git');
+  t.notOk(validateRepoPath('a%2Fb').ok, "no valid repoPath holds '%': the mapping is one-to-one");
+  const long = ['a'.repeat(200), 'b'.repeat(200), 'c'.repeat(100)].join('/');
+  const other = ['a'.repeat(200), 'b'.repeat(200), 'd'.repeat(100)].join('/');
+  t.ok(validateRepoPath(long).ok);
+  t.ok(cacheDirName(long).length <= 255, 'within NAME_MAX');
+  t.match(cacheDirName(long), /^a{160}~[0-9a-f]{32}\.git$/);
+  t.not(cacheDirName(long), cacheDirName(other), 'the digest tells long paths apart');
+  t.equal(cacheDirName('x'.repeat(200)), `${'x'.repeat(200)}.git`);
+});

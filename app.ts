@@ -2,7 +2,7 @@ import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, typ
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { AjvCompiler, type BuildCompilerFromPool } from '@fastify/ajv-compiler'
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
-import type { DestinationStream, Logger } from 'pino'
+import type { DestinationStream } from 'pino'
 import configPlugin, { type Config } from './plugins/config.js'
 import databasePlugin from './plugins/database.js'
 import usersRepositoryPlugin from './plugins/users-repository.js'
@@ -18,7 +18,6 @@ import { trustProxy } from './lib/http/public-url.js'
 import { withDiscriminatedUnions } from './lib/http/discriminated-unions.js'
 import { HttpError, toErrorBody } from './lib/http/errors.js'
 import { requestIdGenerator } from './lib/http/ids.js'
-import { deferChildLoggers } from './lib/http/lazy-logger.js'
 import healthRoutes from './routes/health.js'
 import usersRoutes from './routes/users/index.js'
 import configurationManagerRoutes from './routes/configuration_manager/index.js'
@@ -111,8 +110,6 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
     frameworkErrors,
     ajv: { customOptions: { allErrors: false } }
   }).withTypeProvider<TypeBoxTypeProvider>()
-  // A request's logger (bound to its request id) is made when the request first writes a line.
-  deferChildLoggers(app.log as unknown as Logger)
 
   // The API speaks JSON only: any other body type is a 415, not a string handed to validation.
   app.removeContentTypeParser('text/plain')

@@ -1,3 +1,13 @@
+// Replaces, for the response serializer only, fast-json-stringify's handling of an anyOf of
+// objects told apart by a constant property (component group members: folder or component).
+// Validation and the OpenAPI document keep the schema as written.
+// What it saves: fast-json-stringify picks an anyOf branch by validating the value against each
+// branch in turn, every length and pattern of it; given if/then/else it compares one property.
+// Serialising a component group of 20 members went from about 10 to about 5 us.
+// What would let it go: fast-json-stringify choosing a branch by a discriminating property, or an
+// OpenAPI 3.1 document (which can state if/then/else) so that the schema is written that way.
+// test/lib/http/discriminated-unions.test.ts checks that both schemas accept the same values.
+
 type Schema = Record<string, unknown>
 
 const isSchema = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value)

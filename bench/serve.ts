@@ -2,7 +2,7 @@
 // baseline. Each prints "LISTENING <url>" once it accepts connections.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import replyFrom from '@fastify/reply-from'
-import { buildApp } from '../app.js'
+import { buildApp, REDACTED_PATHS } from '../app.js'
 import { loadConfig } from '../plugins/config.js'
 import { requestIdGenerator } from '../lib/http/ids.js'
 import { startNsoServer } from '../test/fixtures/nso-server.js'
@@ -32,9 +32,14 @@ async function start (): Promise<string> {
       // The least a Fastify route can do: the baseline for the cost of our plugins and auth.
       return await answerTrue({})
     case 'logging-true':
-      // The same route on a Fastify that logs like the service: pino at LOG_LEVEL, a request id
-      // and a child logger per request. What the service costs beyond this is its own.
-      return await answerTrue({ logger: { level: process.env.LOG_LEVEL ?? 'info' }, genReqId: requestIdGenerator() })
+      // The same route on a Fastify that logs like the service: pino at LOG_LEVEL with the same
+      // redaction, request ids made the same way, a child logger per request. What the service
+      // costs beyond this is its own.
+      return await answerTrue({
+        logger: { level: process.env.LOG_LEVEL ?? 'info', redact: REDACTED_PATHS },
+        requestIdHeader: 'x-request-id',
+        genReqId: requestIdGenerator()
+      })
     case 'nso': {
       // The NSO stand-in as an upstream of its own, so relaying does not share its event loop.
       const nso = await startNsoServer()

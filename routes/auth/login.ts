@@ -61,7 +61,8 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
       path: '/',
       maxAge: SESSION_TTL_S
     })
-    return token
+    // A bare JSON string, as the platform answers (a string reply would otherwise go as text).
+    return await reply.type('application/json; charset=utf-8').send(JSON.stringify(token))
   })
 
   // The token endpoint speaks RFC 6749 (form bodies, its own error objects) rather than the one error shape.

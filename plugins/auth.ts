@@ -36,6 +36,10 @@ export const REALM = 'netauto'
 /** The cookie that carries a session token (the platform's clients read and send this name). */
 export const TOKEN_COOKIE = 'token'
 const BASIC_CHALLENGE = `Basic realm="${REALM}"`
+// Cache keys of tokens that came as a query parameter or cookie: a NUL, which no header value
+// holds, keeps them apart from Authorization header values (the keys of Basic and Bearer).
+const QUERY_KEY = '\u0000query '
+const COOKIE_KEY = '\u0000cookie '
 const TOKEN_CHALLENGE = `${BASIC_CHALLENGE}, Bearer realm="${REALM}", error="invalid_token"`
 
 /** The OpenAPI security requirement of every authenticated route: any one of these. */
@@ -263,13 +267,13 @@ export default fp(async (fastify) => {
         }
       } else if (queryToken !== undefined) {
         challenge = TOKEN_CHALLENGE
-        known = typeof queryToken === 'string' ? await tokenLogin('query', queryToken, `query ${queryToken}`) : undefined
+        known = typeof queryToken === 'string' ? await tokenLogin('query', queryToken, `${QUERY_KEY}${queryToken}`) : undefined
       } else {
         const cookies = request.headers.cookie === undefined ? undefined : fastify.parseCookie(request.headers.cookie)
         const token = cookies?.[TOKEN_COOKIE]
         if (token !== undefined) {
           challenge = TOKEN_CHALLENGE
-          const key = `cookie ${token}`
+          const key = `${COOKIE_KEY}${token}`
           const cached = cache.lookup(key)
           if (cached?.refresh === true) refresh(key, cached.value)
           known = cached?.value ?? await tokenLogin('cookie', token, key)
@@ -305,10 +309,10 @@ export default fp(async (fastify) => {
       // the path of nearly every request of a working client (Basic or Bearer alike).
       const header = request.headers.authorization
       const cached = header === undefined
-        ? (typeof queryToken === 'string' ? cache.lookup(`query ${queryToken}`) : undefined)
+        ? (typeof queryToken === 'string' ? cache.lookup(`${QUERY_KEY}${queryToken}`) : undefined)
         : cache.lookup(header, request.raw.socket)
       if (cached !== undefined) {
-        const key = header ?? `query ${String(queryToken)}`
+        const key = header ?? `${QUERY_KEY}${String(queryToken)}`
         if (cached.refresh) refresh(key, cached.value)
         request.user = cached.value.user
         request.auth = cached.value.auth

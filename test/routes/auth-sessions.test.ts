@@ -108,6 +108,19 @@ for (const database of testDatabases) {
       t.same(rows, [{ used: true, created: false }])
     })
 
+    t.test('a token seen once is answered without a database round trip while this instance trusts it', async (t) => {
+      const { token } = await login(app)
+      let finds = 0
+      const find = app.sessionsRepository.find.bind(app.sessionsRepository)
+      app.sessionsRepository.find = async (digest) => { finds++; return await find(digest) }
+      t.teardown(() => { app.sessionsRepository.find = find })
+      const started = performance.now()
+      for (let i = 0; i < 30; i++) t.equal((await app.inject({ url: MAINTENANCE, headers: { authorization: `Bearer ${token}` } })).statusCode, 200)
+      const elapsed = performance.now() - started
+      // Read once, then again beside a request once per half of TOKEN_CACHE_TTL_MS (5 s) at most.
+      t.ok(finds >= 1 && finds <= 1 + Math.ceil(elapsed / 2500), `${finds} database reads for 30 requests in ${Math.round(elapsed)} ms`)
+    })
+
     t.test('a token never appears in a log line (LOG_LEVEL info)', async (t) => {
       const logs = captureLogs()
       const logged = await buildTestApp(t, { database: await createTestDatabase(t, database), env: { LOG_LEVEL: 'info' }, logStream: logs })

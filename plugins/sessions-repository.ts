@@ -37,6 +37,9 @@ const toClient = (row: ClientRow): OAuthClient => ({
   createdAt: row.created_at.toISOString()
 })
 
+/** Live sessions kept per user and client (login sessions: no client); the oldest go first. */
+export const MAX_SESSIONS = 100
+
 const CLIENT_COLUMNS = 'client_id, username, name, created_by, created_at'
 
 /** Sessions (login and OAuth access tokens) and OAuth clients; tokens and secrets are kept as digests only. */
@@ -50,8 +53,14 @@ export function sessionsRepository (db: Db) {
          VALUES ($1, $2, $3, now() + make_interval(secs => $4))
          RETURNING expires_at`,
         [tokenDigest(token), username, clientId, ttlS])
-      // Expired rows of anyone are removed as new ones come: the table holds live sessions only.
+      // Expired rows of anyone are removed as new ones come, and a user keeps its newest
+      // MAX_SESSIONS sessions per client (a script that logs in on every run cannot grow the table).
       await db.query('DELETE FROM sessions WHERE expires_at < now()', [])
+      await db.query(
+        `DELETE FROM sessions WHERE token_digest IN (
+           SELECT token_digest FROM sessions WHERE username = $1 AND client_id IS NOT DISTINCT FROM $2
+           ORDER BY created_at DESC, token_digest OFFSET $3)`,
+        [username, clientId, MAX_SESSIONS])
       return { token, expiresAt: rows[0]?.expires_at.getTime() ?? Date.now() + ttlS * 1000 }
     },
 

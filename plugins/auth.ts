@@ -364,7 +364,7 @@ export function requireAuthentication (scope: FastifyInstance): void {
 
 function documentSecurity (route: RouteOptions, roles: readonly Role[] | undefined): void {
   const schema = route.schema ?? {}
-  const errors: Record<number, unknown> = { 401: Type.Ref(ErrorResponse), 429: Type.Ref(ErrorResponse) }
+  const errors: Record<number, unknown> = { 401: Type.Ref(ErrorResponse) }
   if (roles !== undefined) errors[403] = Type.Ref(ErrorResponse)
   const note = roles === undefined ? 'Any authenticated user.' : `Roles: ${roles.join(', ')} (admin always may).`
   const description = typeof schema.description === 'string' ? `${schema.description}\n\n${note}` : note

@@ -6,6 +6,7 @@ import type { DestinationStream } from 'pino'
 import configPlugin, { type Config } from './plugins/config.js'
 import databasePlugin from './plugins/database.js'
 import usersRepositoryPlugin from './plugins/users-repository.js'
+import sessionsRepositoryPlugin from './plugins/sessions-repository.js'
 import componentGroupsRepositoryPlugin from './plugins/component-groups-repository.js'
 import authPlugin, { requireAuthentication } from './plugins/auth.js'
 import errorHandlerPlugin from './plugins/error-handler.js'
@@ -19,6 +20,10 @@ import { withDiscriminatedUnions } from './lib/http/discriminated-unions.js'
 import { HttpError, toErrorBody } from './lib/http/errors.js'
 import { requestIdGenerator } from './lib/http/ids.js'
 import healthRoutes from './routes/health.js'
+import loginRoutes from './routes/auth/login.js'
+import sessionRoutes from './routes/auth/session.js'
+import oauthClientRoutes from './routes/auth/oauth-clients.js'
+import { withoutQueryToken } from './lib/auth/tokens.js'
 import usersRoutes from './routes/users/index.js'
 import configurationManagerRoutes from './routes/configuration_manager/index.js'
 import studioRoutes from './routes/studio/component-groups.js'
@@ -43,6 +48,17 @@ export const REDACTED_PATHS = [
   ...SECRET_FIELDS,
   ...OBJECTS_WITH_SECRETS.flatMap((object) => SECRET_FIELDS.map((field) => `${object}.${field}`))
 ]
+
+// Fastify's request fields in the log, with the URL's `?token=` (a credential) left out.
+const logSerializers = {
+  req: (req: FastifyRequest) => ({
+    method: req.method,
+    url: withoutQueryToken(req.url),
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort
+  })
+}
 
 // Request bodies are validated as sent: no type coercion, unknown properties are an error.
 // Query strings and path parameters arrive as text, so there numbers and booleans are coerced.
@@ -92,7 +108,7 @@ function frameworkErrors (error: FastifyError, _request: FastifyRequest, reply: 
 /** Builds the service: cross-cutting plugins first, then the open routes, then the guarded areas. */
 export async function buildApp (config: Config, options: { logStream?: DestinationStream } = {}) {
   const app = Fastify({
-    logger: { level: config.LOG_LEVEL, redact: REDACTED_PATHS, stream: options.logStream },
+    logger: { level: config.LOG_LEVEL, redact: REDACTED_PATHS, serializers: logSerializers, stream: options.logStream },
     bodyLimit: config.BODY_LIMIT,
     // The first start of the embedded database runs initdb, which takes many seconds on a busy
     // machine: Fastify's default 10 s plugin timeout would make that first start fail.
@@ -122,6 +138,7 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   await app.register(openapiPlugin)
   await app.register(databasePlugin)
   await app.register(usersRepositoryPlugin)
+  await app.register(sessionsRepositoryPlugin)
   await app.register(componentGroupsRepositoryPlugin)
   await app.register(authPlugin)
   await app.register(metricsPlugin)
@@ -130,9 +147,12 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   await app.register(orchestratorPlugin)
 
   await app.register(healthRoutes)
+  await app.register(loginRoutes)
   await app.register(async (api) => {
     requireAuthentication(api)
     await api.register(usersRoutes, { prefix: '/users' })
+    await api.register(sessionRoutes)
+    await api.register(oauthClientRoutes, { prefix: '/oauth/clients' })
     await api.register(configurationManagerRoutes, { prefix: '/configuration_manager' })
     await api.register(studioRoutes, { prefix: '/studio/component-groups' })
     await api.register(gitProjectsRoutes, { prefix: '/git' })

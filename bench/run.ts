@@ -1,6 +1,7 @@
 // npm run bench [-- name ...]: runs every scenario (or those whose name contains a given word),
 // printing one JSON line each.
 import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
+import { maintenanceBearerVsBasic } from './auth.js'
 import { studioGet, studioPut } from './studio.js'
 import { behindNginx, outageRecovery } from './ops.js'
 import { gitInitWarm } from './git.js'
@@ -8,6 +9,7 @@ import { restQueryVsReplyFrom } from './orchestrator.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
   'ismaintenance-with-auth': maintenanceWithAuth,
+  'ismaintenance-bearer-vs-basic': maintenanceBearerVsBasic,
   'startup-embedded': startupEmbedded,
   'studio-put': studioPut,
   'studio-get': studioGet,

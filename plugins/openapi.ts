@@ -15,7 +15,12 @@ export default fp(async (fastify) => {
         version: packageJson.version
       },
       components: {
-        securitySchemes: { basicAuth: { type: 'http', scheme: 'basic' } }
+        securitySchemes: {
+          basicAuth: { type: 'http', scheme: 'basic' },
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'A session token (POST /login) or an OAuth access token (POST /oauth/token)' },
+          cookieAuth: { type: 'apiKey', in: 'cookie', name: 'token', description: 'The session token set by POST /login' },
+          queryToken: { type: 'apiKey', in: 'query', name: 'token', description: 'A session or access token as `?token=` (left out of logs)' }
+        }
       }
     },
     // Shared schemas keep their $id as their component name.

@@ -102,7 +102,12 @@ export function usersRepository (db: Queryable & { transaction: <T>(fn: (tx: Que
            WHERE username = $1
            RETURNING ${COLUMNS}`,
           [username, hash, change.roles ?? null, change.groups ?? null, change.email !== undefined, change.email ?? null, change.disabled ?? null])
-        return rows[0] === undefined ? undefined : toUser(rows[0])
+        if (rows[0] === undefined) return undefined
+        // A new password ends the user's login sessions; disabling ends its OAuth tokens too
+        // (deleting the user ends everything, by the foreign keys).
+        if (change.disabled === true) await tx.query('DELETE FROM sessions WHERE username = $1', [username])
+        else if (change.password !== undefined) await tx.query('DELETE FROM sessions WHERE username = $1 AND client_id IS NULL', [username])
+        return toUser(rows[0])
       })
     },
 

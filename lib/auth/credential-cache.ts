@@ -75,15 +75,16 @@ export class CredentialCache<V> {
     return this.#generations.get(username) ?? 0
   }
 
-  set (credential: string, username: string, value: V, generation = this.generation(username)): void {
-    if (this.#ttlMs <= 0 || generation !== this.generation(username)) return
+  /** Remembers `value` for `ttlMs` (default: the cache's own time to live). */
+  set (credential: string, username: string, value: V, generation = this.generation(username), ttlMs = this.#ttlMs): void {
+    if (ttlMs <= 0 || generation !== this.generation(username)) return
     // Map keeps insertion order: dropping the first entry drops the oldest.
     if (this.#entries.size >= this.#maxEntries) {
       const oldest = this.#entries.keys().next()
       if (oldest.done !== true) this.#entries.delete(oldest.value)
     }
     const now = this.#now()
-    this.#entries.set(CredentialCache.key(credential), { username, value, expires: now + this.#ttlMs, refreshAt: now + this.#ttlMs / 2 })
+    this.#entries.set(CredentialCache.key(credential), { username, value, expires: now + ttlMs, refreshAt: now + ttlMs / 2 })
   }
 
   /** Drops every entry of `username`, e.g. when that user changes. */

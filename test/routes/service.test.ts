@@ -32,7 +32,7 @@ t.test('health, readiness and the OpenAPI document', async (t) => {
   t.same(doc.components.securitySchemes.basicAuth, { type: 'http', scheme: 'basic' })
   t.same(doc.servers, [{ url: 'https://automation.example.com/api' }])
   const maintenance = doc.paths['/configuration_manager/ismaintenance'].get
-  t.same(maintenance.security, [{ basicAuth: [] }])
+  t.same(maintenance.security, [{ basicAuth: [] }, { bearerAuth: [] }, { cookieAuth: [] }, { queryToken: [] }])
   t.equal(maintenance.responses['200'].content['application/json'].schema.type, 'boolean')
   t.ok(maintenance.responses['401'], 'documents the 401')
   t.ok(doc.paths['/users'].post.responses['403'], 'role-guarded routes document the 403')

@@ -195,7 +195,7 @@ t.test('the OpenAPI document describes the adapter and relay routes; passwords a
   t.ok(adapterSchema.properties.baseUrl, 'the adapter is described')
   t.notOk('password' in adapterSchema.properties, 'no password in a response')
   t.same(Object.keys(create.responses).sort(), ['200', '400', '401', '403', '409'])
-  t.same(create.security, [{ basicAuth: [] }])
+  t.same(create.security, [{ basicAuth: [] }, { bearerAuth: [] }, { cookieAuth: [] }, { queryToken: [] }])
   t.match(create.description, /Roles: admin/)
 
   const action = paths['/orchestrator_manager/restAction/{adapterId}'].post
@@ -206,7 +206,7 @@ t.test('the OpenAPI document describes the adapter and relay routes; passwords a
   t.match(action.responses['200'].content['application/json'].schema, { type: 'array', items: { required: ['result'] } })
   t.match(action.responses['502'].content['application/json'].schema.properties, { upstream: { properties: { status: {}, body: {} } } })
   t.match(action.parameters, [{ in: 'path', name: 'adapterId', required: true }])
-  t.same(action.security, [{ basicAuth: [] }])
+  t.same(action.security, [{ basicAuth: [] }, { bearerAuth: [] }, { cookieAuth: [] }, { queryToken: [] }])
 
   const query = paths['/orchestrator_manager/restQuery/{adapterId}'].post
   t.same(Object.keys(query.responses).sort(), ['200', '400', '401', '403', '404', '500', '502', '503', '504'])

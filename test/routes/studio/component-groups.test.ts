@@ -492,7 +492,7 @@ t.test('every component-group route is in the OpenAPI document with its schemas'
     const operation = doc.paths[path]?.[method]
     t.ok(operation, `${method} ${path}`)
     t.same(Object.keys(operation?.responses ?? {}).sort(), statuses.map(String).sort(), `${method} ${path} responses`)
-    t.same(operation.security, [{ basicAuth: [] }])
+    t.same(operation.security, [{ basicAuth: [] }, { bearerAuth: [] }, { cookieAuth: [] }, { queryToken: [] }])
     t.ok(operation.responses['200'].content['application/json'].schema, 'a 200 schema')
   }
   const put = doc.paths['/studio/component-groups/{id}'].put

@@ -247,8 +247,8 @@ export function listStatements (spec: ListSpec, request: ListRequest, source: Li
     ? `SELECT ${source.columns} FROM ${source.table} ${where(arms[0] as string[])} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${skip}`
     : `SELECT * FROM (${arms.map((arm) => `(SELECT ${source.columns} FROM ${source.table} ${where(arm)} ORDER BY ${orderBy} LIMIT ${reach})`).join(' UNION ALL ')}) AS page
        ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${skip}`
-  const countText = 'SELECT ' + arms.map((arm) =>
-    `(SELECT count(*) FROM (SELECT 1 FROM ${source.table} ${where(arm)} LIMIT ${bound}) AS counted)`).join(' + ') + ' AS n'
+  const countText = `SELECT (${arms.map((arm) =>
+    `(SELECT count(*) FROM (SELECT 1 FROM ${source.table} ${where(arm)} LIMIT ${bound}) AS counted)`).join(' + ')})::int AS n`
   // Each statement carries only the parameters its text names, in order.
   const used = (text: string): Statement => {
     const numbers = [...new Set([...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])))].sort((a, b) => a - b)

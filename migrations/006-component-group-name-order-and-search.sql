@@ -4,7 +4,8 @@
 -- is unchanged.
 ALTER TABLE component_groups ALTER COLUMN name SET DATA TYPE text COLLATE "C";
 
--- `contains` and `starts-with` (ILIKE) through a trigram index (pg_trgm). The extension lives once
+-- `contains` and `starts-with` (ILIKE, folding case by the database's default collation, as the
+-- lists' SQL asks) through a trigram index (pg_trgm). The extension lives once
 -- per database, in whichever schema holds it already; else it is created in the current schema.
 -- Where it cannot be created (no privilege), lists still answer, by reading names in order.
 -- GIN's pending list (fastupdate) would make every read after a burst of writes scan it: off.
@@ -23,6 +24,6 @@ BEGIN
       RETURN;
     END;
   END IF;
-  EXECUTE format('CREATE INDEX component_groups_name_trgm ON component_groups USING gin (name %s.gin_trgm_ops) WITH (fastupdate = off)', trgm_schema);
+  EXECUTE format('CREATE INDEX component_groups_name_trgm ON component_groups USING gin (name COLLATE "default" %s.gin_trgm_ops) WITH (fastupdate = off)', trgm_schema);
 END
 $$;

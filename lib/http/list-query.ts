@@ -144,6 +144,13 @@ export function parseProjection (spec: Pick<ListSpec, 'idField' | 'fields'>, que
 
 /** The request a validated query string asks for, or a 400's reason naming the parameter. */
 export function parseListQuery (spec: ListSpec, query: ListQueryString): CheckResult<ListRequest> {
+  // The schema says so too, but a number such as 1e400 reaches here as Infinity past it.
+  if (!Number.isSafeInteger(query.limit) || query.limit < 1 || query.limit > spec.maxLimit) {
+    return { ok: false, reason: `querystring/limit must be an integer from 1 to ${spec.maxLimit}` }
+  }
+  if (!Number.isSafeInteger(query.skip) || query.skip < 0 || query.skip > LIST_MAX_SKIP) {
+    return { ok: false, reason: `querystring/skip must be an integer from 0 to ${LIST_MAX_SKIP}` }
+  }
   if (!Object.hasOwn(spec.sortable, query.sort)) {
     return { ok: false, reason: unknownFields('sort', [query.sort], Object.keys(spec.sortable)) }
   }
@@ -225,8 +232,9 @@ export function listStatements (spec: ListSpec, request: ListRequest, source: Li
     const column = spec.filterable[f.field] as string
     switch (f.op) {
       case 'equals': return `${column} = ${param(f.value)}`
-      case 'contains': return `${column} ILIKE ${param(likePattern(f.value, true, true))} ESCAPE '\\'`
-      case 'startsWith': return `${column} ILIKE ${param(likePattern(f.value, false, true))} ESCAPE '\\'`
+      // Case folds by the database's default collation, whatever the column's (names sort bytewise).
+      case 'contains': return `(${column} COLLATE "default") ILIKE ${param(likePattern(f.value, true, true))} ESCAPE '\\'`
+      case 'startsWith': return `(${column} COLLATE "default") ILIKE ${param(likePattern(f.value, false, true))} ESCAPE '\\'`
     }
     throw new Error('unreachable')
   })

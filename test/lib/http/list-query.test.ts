@@ -38,6 +38,10 @@ t.test('unknown fields and contradictions are named', async (t) => {
     const parsed = parseListQuery(SPEC, query(q))
     return parsed.ok ? '' : parsed.reason
   }
+  t.match(reason({ limit: Infinity }), /querystring\/limit must be an integer from 1 to 100/)
+  t.match(reason({ limit: 101 }), /querystring\/limit/)
+  t.match(reason({ skip: -Infinity }), /querystring\/skip must be an integer from 0/)
+  t.match(reason({ skip: 1e20 }), /querystring\/skip/)
   t.match(reason({ sort: 'version' }), /querystring\/sort names unknown field "version"; known: name, _id/)
   t.match(reason({ sort: 'constructor' }), /querystring\/sort/, 'no inherited property passes for a field')
   t.match(reason({ equals: 'x', equalsField: 'members' }), /querystring\/equalsField names unknown field "members"/)
@@ -82,9 +86,9 @@ t.test('the SQL: the page in index order without a window function, the count bo
   const parsed = parseListQuery(SPEC, query({ skip: 50, limit: 10, order: -1, contains: "x'; DROP TABLE t; --" }))
   if (!parsed.ok) throw new Error(parsed.reason)
   const one = listStatements(SPEC, parsed.value, { table: 't', columns: 'id, name', arms: [[]], params: [] })
-  t.equal(one.page.text, "SELECT id, name FROM t WHERE name ILIKE $1 ESCAPE '\\' ORDER BY name DESC LIMIT $2 OFFSET $3")
+  t.equal(one.page.text, "SELECT id, name FROM t WHERE (name COLLATE \"default\") ILIKE $1 ESCAPE '\\' ORDER BY name DESC LIMIT $2 OFFSET $3")
   t.same(one.page.params, ["%x'; DROP TABLE t; --%", 10, 50])
-  t.equal(one.count.text, "SELECT ((SELECT count(*) FROM (SELECT 1 FROM t WHERE name ILIKE $1 ESCAPE '\\' LIMIT $2) AS counted))::int AS n")
+  t.equal(one.count.text, "SELECT ((SELECT count(*) FROM (SELECT 1 FROM t WHERE (name COLLATE \"default\") ILIKE $1 ESCAPE '\\' LIMIT $2) AS counted))::int AS n")
   t.same(one.count.params, ["%x'; DROP TABLE t; --%", 50 + 10 + LIST_COUNT_LOOKAHEAD])
   t.notMatch(one.page.text + one.count.text, /OVER|DROP/, 'no window function; the value never in the text')
 

@@ -267,6 +267,15 @@ export function listStatements (spec: ListSpec, request: ListRequest, source: Li
   return { page: used(pageText), count: used(countText) }
 }
 
+/**
+ * The total when the page itself tells it: a page short of `limit` that is not past the end
+ * ends the list, so the count statement need not run (a search finding a few items reads its
+ * index once). Undefined when only the count can tell.
+ */
+export function totalFromPage (request: Pick<ListRequest, 'skip' | 'limit'>, rowsOnPage: number): number | undefined {
+  return rowsOnPage < request.limit && (rowsOnPage > 0 || request.skip === 0) ? request.skip + rowsOnPage : undefined
+}
+
 /** The envelope of a page: its items, where it starts, and the neighbouring pages' `skip`. */
 export function pageEnvelope<T> (items: T[], request: Pick<ListRequest, 'skip' | 'limit'>, total: number) {
   const end = request.skip + request.limit

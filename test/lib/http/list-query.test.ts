@@ -1,6 +1,6 @@
 import t from 'tap'
 import {
-  LIST_COUNT_LOOKAHEAD, likePattern, listStatements, pageEnvelope, parseListQuery, parseProjection, project,
+  LIST_COUNT_LOOKAHEAD, likePattern, listStatements, pageEnvelope, parseListQuery, parseProjection, project, totalFromPage,
   type ListQueryString, type ListSpec
 } from '../../../lib/http/list-query.js'
 
@@ -74,6 +74,14 @@ t.test('the envelope names the neighbouring pages', async (t) => {
   t.same(pageEnvelope(['e'], { skip: 4, limit: 2 }, 5), { items: ['e'], count: 1, skip: 4, limit: 2, total: 5, next: null, previous: 2 })
   t.same(pageEnvelope([], { skip: 1, limit: 25 }, 0), { items: [], count: 0, skip: 1, limit: 25, total: 0, next: null, previous: 0 })
   t.same(pageEnvelope(['c', 'd'], { skip: 2, limit: 2 }, 4), { items: ['c', 'd'], count: 2, skip: 2, limit: 2, total: 4, next: null, previous: 0 })
+})
+
+t.test('a short page tells the total itself; a full or empty one past the start does not', async (t) => {
+  t.equal(totalFromPage({ skip: 0, limit: 25 }, 11), 11)
+  t.equal(totalFromPage({ skip: 0, limit: 25 }, 0), 0)
+  t.equal(totalFromPage({ skip: 50, limit: 25 }, 3), 53)
+  t.equal(totalFromPage({ skip: 0, limit: 25 }, 25), undefined)
+  t.equal(totalFromPage({ skip: 50, limit: 25 }, 0), undefined)
 })
 
 t.test('LIKE patterns take the value literally', async (t) => {

@@ -6,7 +6,7 @@ import pg from 'pg'
 import { buildTestApp, createTestDatabase, testDatabases } from '../helper.js'
 import { readableSource } from '../../plugins/component-groups-repository.js'
 import { COMPONENT_GROUP_LIST } from '../../schemas/component-groups.js'
-import { listStatements, parseListQuery, type ListQueryString } from '../../lib/http/list-query.js'
+import { LIST_COUNT_LOOKAHEAD, listStatements, pageEnvelope, parseListQuery, type ListQueryString } from '../../lib/http/list-query.js'
 
 interface PlanNode { 'Node Type': string, 'Index Name'?: string, 'Relation Name'?: string, Plans?: PlanNode[] }
 
@@ -20,7 +20,7 @@ const TEAMS = 3_000 // each restricted to one team: 10 groups a team
 if (testDatabases.includes('postgres')) {
   t.test('list statements use their indexes at scale', async (t) => {
     const database = await createTestDatabase(t, 'postgres')
-    await buildTestApp(t, { database }) // runs the migrations
+    const app = await buildTestApp(t, { database }) // runs the migrations
     const client = new pg.Client({ connectionString: database.env.DATABASE_URL })
     await client.connect()
     t.teardown(async () => { await client.end() })
@@ -64,5 +64,23 @@ if (testDatabases.includes('postgres')) {
       t.ok(types(count).includes('Limit'), `${name}: the count is bounded`)
       if (user === reader) t.notOk(types(count).includes('Seq Scan'), `${name}: the reader's count goes through the indexes`)
     }
+
+    t.test('past the count\'s bound, total is a lower bound that keeps clients paging, and exact at the end', async (t) => {
+      const pageAt = async (skip: number) => {
+        const parsed = parseListQuery(COMPONENT_GROUP_LIST, { limit: 25, skip, sort: 'name', order: 1 })
+        if (!parsed.ok) throw new Error(parsed.reason)
+        const { items, total } = await app.componentGroupsRepository.list(admin, parsed.value)
+        return pageEnvelope(items, parsed.value, total)
+      }
+      const first = await pageAt(0)
+      t.equal(first.total, 25 + LIST_COUNT_LOOKAHEAD, 'a lower bound')
+      t.equal(first.next, 25)
+      const middle = await pageAt(10_000)
+      t.equal(middle.total, 10_025 + LIST_COUNT_LOOKAHEAD, 'it grows as the client pages on')
+      const last = await pageAt(ROWS - 10)
+      t.same({ count: last.count, total: last.total, next: last.next }, { count: 10, total: ROWS, next: null }, 'exact at the end')
+      const nearEnd = await pageAt(ROWS - 500)
+      t.equal(nearEnd.total, ROWS, 'exact once the end is within the bound')
+    })
   })
 }

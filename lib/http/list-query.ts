@@ -25,11 +25,9 @@ export interface ListSpec {
   idField: string
   /** Every field of a document, for `include` and `exclude`. */
   fields: readonly string[]
-  /** Fields a page may be sorted by, with the column an index orders by (also a column of the page's rows). */
+  /** Fields a page may be sorted by, with the unique column an index orders by (also a column of the page's rows). */
   sortable: Readonly<Record<string, string>>
   defaultSort: string
-  /** A unique SQL expression appended to every ORDER BY, so that pages never overlap. */
-  tiebreak?: string
   /** Fields the filters may name, with their SQL column. */
   filterable: Readonly<Record<string, string>>
   defaultFilterField: string
@@ -240,8 +238,8 @@ export function listStatements (spec: ListSpec, request: ListRequest, source: Li
   })
   const direction = request.order === 1 ? 'ASC' : 'DESC'
   const sortSql = spec.sortable[request.sort] as string
-  const orderBy = [sortSql, ...(spec.tiebreak === undefined || spec.tiebreak === sortSql ? [] : [spec.tiebreak])]
-    .map((e) => `${e} ${direction}`).join(', ')
+  // Every sortable column is unique (name, _id, username, id), so pages never overlap.
+  const orderBy = `${sortSql} ${direction}`
   const where = (arm: string[]): string => {
     const conditions = [...arm, ...filterSql]
     return conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`

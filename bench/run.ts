@@ -6,6 +6,7 @@ import { studioGet, studioPut } from './studio.js'
 import { behindNginx, outageRecovery } from './ops.js'
 import { gitInitWarm } from './git.js'
 import { restQueryVsReplyFrom } from './orchestrator.js'
+import { importColliding, listsAtScale } from './lists.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
   'ismaintenance-with-auth': maintenanceWithAuth,
@@ -16,7 +17,9 @@ const scenarios: Record<string, () => Promise<void>> = {
   'behind-nginx': behindNginx,
   'database-outage-recovery': outageRecovery,
   'git-init-warm-vs-cli': gitInitWarm,
-  'orchestrator-restquery': restQueryVsReplyFrom
+  'orchestrator-restquery': restQueryVsReplyFrom,
+  'lists-100k': listsAtScale,
+  'import-colliding': importColliding
 }
 
 const filters = process.argv.slice(2)

@@ -1,11 +1,13 @@
 import fp from 'fastify-plugin'
-import type { Db, Queryable } from './database.js'
-import type { ComponentGroup, ComponentGroupCreate, ComponentGroupFields, ComponentGroupUpdate, ListQuery } from '../schemas/component-groups.js'
-import { LIMITS } from '../schemas/component-groups.js'
-import { gbacParams, writeRefusal, type GbacUser, type Refusal } from '../lib/studio/gbac.js'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import type { Db, Queryable, QueryOptions } from './database.js'
+import type { ComponentGroup, ComponentGroupCreate, ComponentGroupFields, ComponentGroupUpdate } from '../schemas/component-groups.js'
+import { COMPONENT_GROUP_LIST, LIMITS } from '../schemas/component-groups.js'
+import { bypassesGbac, gbacParams, writeRefusal, type GbacUser, type Refusal } from '../lib/studio/gbac.js'
 import type { ExpectedVersions } from '../lib/studio/if-match.js'
 import { newObjectId } from '../lib/http/ids.js'
-import { containsPattern, nameCandidates } from '../lib/studio/names.js'
+import { listStatements, totalFromPage, type ListRequest, type ListSource } from '../lib/http/list-query.js'
+import { nameAllocator, suffixedNamesPattern } from '../lib/studio/names.js'
 
 interface Row {
   id: string
@@ -51,16 +53,41 @@ const DELETE_SQL = `DELETE FROM component_groups
   WHERE id = $1 AND ${writable('$2', '$3')} AND ($4::int[] IS NULL OR version = ANY($4::int[]))
   RETURNING ${COLUMNS}`
 
-// The ORDER BY of a page, from the validated query (never text from the request itself).
-const SORTS = { name: 'name', version: 'version' } as const
-const ORDERS = { asc: 'ASC', desc: 'DESC' } as const
+// Planned for their values on every call: a list's best plan depends on its filter, and an
+// import's name look-ups run while the table grows under them.
+const CUSTOM_PLAN: QueryOptions = { plan: 'custom' }
+
+/**
+ * The rows `user` may read, as arms of a list (lib/http/list-query.ts): everything for an admin;
+ * else the public groups (empty gbac_read, a partial index in name order) and, apart, those
+ * restricted to one of the user's groups (the GIN index on gbac_read). The two are disjoint.
+ */
+export function readableSource (user: GbacUser): ListSource {
+  const source = { table: 'component_groups', columns: COLUMNS }
+  if (bypassesGbac(user)) return { ...source, arms: [[]], params: [] }
+  if (user.groups.length === 0) return { ...source, arms: [['cardinality(gbac_read) = 0']], params: [] }
+  return { ...source, arms: [['cardinality(gbac_read) = 0'], ['gbac_read && $1::text[]']], params: [[...user.groups]] }
+}
+
+// An import stores its groups this many per statement.
+export const IMPORT_BATCH = 100
+
+const IMPORT_INSERT_SQL = `INSERT INTO component_groups (id, name, gbac_read, gbac_write, doc)
+  SELECT r.id, r.name, r.gbac_read, r.gbac_write, r.doc
+  FROM jsonb_to_recordset($1::jsonb) AS r(id text, name text, gbac_read text[], gbac_write text[], doc jsonb)
+  RETURNING ${COLUMNS}`
+
+// The names an import might clash with for one base: the base itself and its suffixed forms.
+const TAKEN_NAMES_SQL = "SELECT name FROM component_groups WHERE name = $1 OR name LIKE $2 ESCAPE '\\'"
+
+/** Why an import stored nothing: a name taken by concurrent writes every time, or its time ran out. */
+export type ImportOutcome = { created: ComponentGroup[] } | { refusal: 'name-taken' | 'timeout' }
+
+class ImportDeadline extends Error {}
 
 // A write that found its document changed under it (by a concurrent change of its access lists)
 // is tried again this many times before it is answered as a conflict.
 const WRITE_ATTEMPTS = 3
-
-// How many suffixed names an import asks the database about at a time.
-const NAME_BATCH = 20
 
 function toDoc (row: Row): ComponentGroup {
   return {
@@ -90,9 +117,11 @@ export function toFields (input: ComponentGroupCreate | ComponentGroupUpdate): C
 // The parameters $2.. of INSERT_SQL after the id. JSONB goes as text with a cast: pg would send
 // a JS array as a PostgreSQL array.
 function fieldParams (fields: ComponentGroupFields): unknown[] {
-  const doc = { description: fields.description, members: fields.members, meta: fields.meta }
-  return [fields.name, fields.gbacRead, fields.gbacWrite, JSON.stringify(doc)]
+  return [fields.name, fields.gbacRead, fields.gbacWrite, JSON.stringify(storedDoc(fields))]
 }
+
+const storedDoc = (fields: ComponentGroupFields): Row['doc'] =>
+  ({ description: fields.description, members: fields.members, meta: fields.meta })
 
 /** The parameters of REPLACE_SQL. */
 export function replaceParams (user: GbacUser, id: string, fields: ComponentGroupFields, expected: ExpectedVersions): unknown[] {
@@ -132,31 +161,76 @@ export function componentGroupsRepository (db: Db) {
     }
   }
 
-  // The first name free both in the table and among `used` (names this import already gave out).
-  async function freeName (tx: Queryable, base: string, used: Set<string>): Promise<string> {
-    for (let from = 0; ; from += NAME_BATCH) {
-      const candidates = nameCandidates(base, from, NAME_BATCH, LIMITS.name)
-      const { rows } = await tx.query<{ name: string }>('SELECT name FROM component_groups WHERE name = ANY($1::text[])', [candidates])
-      const taken = new Set(rows.map((r) => r.name))
-      const free = candidates.find((name) => !taken.has(name) && !used.has(name))
-      if (free !== undefined) return free
+  // The names of an import, in order: each base looked up once (one statement per distinct
+  // base, through the name index), then given out in turn (lib/studio/names.ts).
+  async function importNames (q: Queryable, names: string[], deadline: number): Promise<string[]> {
+    const allocators = new Map<string, () => string>()
+    const used = new Set<string>()
+    const out: string[] = []
+    for (const base of names) {
+      let next = allocators.get(base)
+      if (next === undefined) {
+        if (performance.now() > deadline) throw new ImportDeadline()
+        const { rows } = await q.query<{ name: string }>(TAKEN_NAMES_SQL, [base, suffixedNamesPattern(base, LIMITS.name)], CUSTOM_PLAN)
+        next = nameAllocator(base, new Set(rows.map((r) => r.name)), used, LIMITS.name)
+        allocators.set(base, next)
+      }
+      out.push(next())
+    }
+    return out
+  }
+
+  // One multi-row statement per batch; `between` runs before each batch after the first.
+  async function insertBatches (q: Queryable, inputs: ComponentGroupFields[], names: string[], deadline: number,
+    between: () => Promise<void>, inserted: string[]): Promise<ComponentGroup[]> {
+    const created: ComponentGroup[] = []
+    for (let from = 0; from < inputs.length; from += IMPORT_BATCH) {
+      if (from > 0) await between()
+      if (performance.now() > deadline) throw new ImportDeadline()
+      const batch = inputs.slice(from, from + IMPORT_BATCH).map((fields, i) => ({
+        id: newObjectId(),
+        name: names[from + i] as string,
+        gbac_read: fields.gbacRead,
+        gbac_write: fields.gbacWrite,
+        doc: storedDoc(fields)
+      }))
+      const { rows } = await q.query<Row>(IMPORT_INSERT_SQL, [JSON.stringify(batch)])
+      inserted.push(...batch.map((r) => r.id))
+      const byId = new Map(rows.map((row) => [row.id, row]))
+      for (const { id } of batch) created.push(toDoc(byId.get(id) as Row))
+    }
+    return created
+  }
+
+  // On the PostgreSQL server: one transaction, all or none.
+  async function importInTransaction (inputs: ComponentGroupFields[], deadline: number): Promise<ComponentGroup[]> {
+    return await db.transaction(async (tx) => {
+      const names = await importNames(tx, inputs.map((f) => f.name), deadline)
+      return await insertBatches(tx, inputs, names, deadline, async () => {}, [])
+    })
+  }
+
+  // On the embedded database (one connection, which a transaction holds): each batch commits on
+  // its own and other requests run between batches; a failure deletes what the import stored.
+  async function importInBatches (inputs: ComponentGroupFields[], deadline: number): Promise<ComponentGroup[]> {
+    const inserted: string[] = []
+    try {
+      const names = await importNames(db, inputs.map((f) => f.name), deadline)
+      return await insertBatches(db, inputs, names, deadline, async () => { await nextTurn() }, inserted)
+    } catch (err) {
+      if (inserted.length > 0) await db.query('DELETE FROM component_groups WHERE id = ANY($1::text[])', [inserted])
+      throw err
     }
   }
 
   return {
-    async list (user: GbacUser, query: ListQuery): Promise<{ results: ComponentGroup[], total: number }> {
-      const [bypass, groups] = gbacParams(user)
-      const pattern = query.contains === undefined ? null : containsPattern(query.contains)
-      const where = `WHERE ${readable('$1', '$2')} AND ($3::text IS NULL OR name ILIKE $3 ESCAPE '\\')`
-      const direction = ORDERS[query.order]
-      const { rows } = await db.query<Row & { total: number }>(
-        `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM component_groups ${where}
-         ORDER BY ${SORTS[query.sort]} ${direction}, id ${direction} LIMIT $4 OFFSET $5`,
-        [bypass, groups, pattern, query.limit, query.skip])
-      // A page past the end has no row to carry the total.
-      const total = rows[0]?.total ??
-        (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM component_groups ${where}`, [bypass, groups, pattern])).rows[0]?.n ?? 0
-      return { results: rows.map(toDoc), total }
+    /** A page of the groups `user` may read, and how many match (see LIST_COUNT_LOOKAHEAD). */
+    async list (user: GbacUser, request: ListRequest): Promise<{ items: ComponentGroup[], total: number }> {
+      const { page, count } = listStatements(COMPONENT_GROUP_LIST, request, readableSource(user))
+      const { rows } = await db.query<Row>(page.text, page.params, CUSTOM_PLAN)
+      const total = totalFromPage(request, rows.length) ??
+        (await db.query<{ n: number }>(count.text, count.params, CUSTOM_PLAN)).rows[0]?.n ?? 0
+      return { items: rows.map(toDoc), total }
     },
 
     /** The document, when it exists and `user` may read it. */
@@ -193,29 +267,26 @@ export function componentGroupsRepository (db: Db) {
 
     /**
      * Creates every group or none, each with a new id; a name already taken (in the table or
-     * earlier in the same import) gets the first free suffix. A concurrent create that takes a
-     * chosen name first makes the whole import start again.
+     * earlier in the same import) gets the first free suffix. Imports run one at a time (across
+     * instances); a concurrent create that takes a chosen name first makes the import start
+     * again. Past `timeoutMs` the import stops and stores nothing.
      */
-    async importAll (inputs: ComponentGroupFields[]): Promise<ComponentGroup[] | undefined> {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await db.transaction(async (tx) => {
-            const used = new Set<string>()
-            const created: ComponentGroup[] = []
-            for (const fields of inputs) {
-              const name = await freeName(tx, fields.name, used)
-              used.add(name)
-              const { rows } = await tx.query<Row>(`${INSERT_SQL} RETURNING ${COLUMNS}`,
-                [newObjectId(), ...fieldParams({ ...fields, name })])
-              created.push(toDoc(rows[0] as Row))
-            }
-            return created
-          })
-        } catch (err) {
-          if (!isUniqueViolation(err)) throw err
-          if (attempt === WRITE_ATTEMPTS) return undefined
+    async importAll (inputs: ComponentGroupFields[], timeoutMs: number): Promise<ImportOutcome> {
+      const deadline = performance.now() + timeoutMs
+      return await db.withAdvisoryLock('component-group-import', async () => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            const created = db.kind === 'postgres'
+              ? await importInTransaction(inputs, deadline)
+              : await importInBatches(inputs, deadline)
+            return { created }
+          } catch (err) {
+            if (err instanceof ImportDeadline) return { refusal: 'timeout' }
+            if (!isUniqueViolation(err)) throw err
+            if (attempt === WRITE_ATTEMPTS) return { refusal: 'name-taken' }
+          }
         }
-      }
+      })
     }
   }
 }

@@ -3,6 +3,7 @@
 // plugins/database.ts (embeddedDb), one message per statement.
 import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite } from '@electric-sql/pglite'
+import { pg_trgm as pgTrgm } from '@electric-sql/pglite/contrib/pg_trgm'
 
 export type EmbeddedRequest =
   | { id: number, op: 'query', text: string, params?: unknown[] }
@@ -49,7 +50,8 @@ const port = parentPort
 if (port !== null) {
   const { dir } = workerData as { dir: string }
   try {
-    const lite = await PGlite.create(dir)
+    // pg_trgm: the trigram index behind `contains` in lists (migrations/006).
+    const lite = await PGlite.create(dir, { extensions: { pg_trgm: pgTrgm } })
     port.on('message', (request: EmbeddedRequest) => {
       answer(lite, request).then(
         (reply) => { port.postMessage(reply) },

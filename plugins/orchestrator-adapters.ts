@@ -4,7 +4,8 @@ import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Config } from './config.js'
 import type { Queryable } from './database.js'
-import { ADAPTER_DEFAULTS, type Adapter, type AdapterCreate, type AdapterUpdate } from '../schemas/orchestrator.js'
+import { ADAPTER_DEFAULTS, ADAPTER_LIST, type Adapter, type AdapterCreate, type AdapterUpdate } from '../schemas/orchestrator.js'
+import { listStatements, totalFromPage, type ListRequest } from '../lib/http/list-query.js'
 import { HttpError } from '../lib/http/errors.js'
 import { SecretKeyMismatch, deriveKey, generateSecret, open, seal } from '../lib/auth/secret-box.js'
 
@@ -117,9 +118,18 @@ async function loadKey (config: Pick<Config, 'ORCHESTRATOR_SECRET_KEY' | 'DATA_D
 /** Orchestrator adapters table access; passwords go in sealed and come out only for the relay. */
 export function adaptersRepository (db: Queryable, sealer: PasswordSealer) {
   return {
-    async list (): Promise<Adapter[]> {
-      const { rows } = await db.query<AdapterRow>(`SELECT ${COLUMNS} FROM orchestrator_adapters ORDER BY id`)
-      return rows.map(toAdapter)
+    /** A page of adapters, and how many match (see LIST_COUNT_LOOKAHEAD). */
+    async list (request: ListRequest): Promise<{ items: Adapter[], total: number }> {
+      // A CA bundle may take 256 KB: a page leaves the column out when the projection does.
+      const columns = (request.projection.kind === 'include' && !request.projection.fields.has('ca')) ||
+        (request.projection.kind === 'exclude' && request.projection.fields.has('ca'))
+        ? COLUMNS.replace(', ca,', ', NULL AS ca,')
+        : COLUMNS
+      const { page, count } = listStatements(ADAPTER_LIST, request, { table: 'orchestrator_adapters', columns, arms: [[]], params: [] })
+      const { rows } = await db.query<AdapterRow>(page.text, page.params, { plan: 'custom' })
+      const total = totalFromPage(request, rows.length) ??
+        (await db.query<{ n: number }>(count.text, count.params, { plan: 'custom' })).rows[0]?.n ?? 0
+      return { items: rows.map(toAdapter), total }
     },
 
     async get (id: string): Promise<Adapter | undefined> {

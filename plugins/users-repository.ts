@@ -1,6 +1,8 @@
 import fp from 'fastify-plugin'
 import type { Queryable } from './database.js'
 import type { User, UserCreate, UserUpdate } from '../schemas/users.js'
+import { USER_LIST } from '../schemas/users.js'
+import { listStatements, totalFromPage, type ListRequest } from '../lib/http/list-query.js'
 import { hashPassword } from '../lib/auth/passwords.js'
 import { HttpError } from '../lib/http/errors.js'
 
@@ -52,12 +54,13 @@ export function usersRepository (db: Queryable & { transaction: <T>(fn: (tx: Que
       return row === undefined ? undefined : { user: toUser(row), passwordHash: row.password_hash }
     },
 
-    async list (limit: number, skip: number): Promise<{ results: User[], total: number }> {
-      const { rows } = await db.query<UserRow & { total: number }>(
-        `SELECT ${COLUMNS}, count(*) OVER ()::int AS total FROM users ORDER BY username LIMIT $1 OFFSET $2`,
-        [limit, skip])
-      const total = rows[0]?.total ?? (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM users')).rows[0]?.n ?? 0
-      return { results: rows.map(toUser), total }
+    /** A page of users, and how many match (see LIST_COUNT_LOOKAHEAD). */
+    async list (request: ListRequest): Promise<{ items: User[], total: number }> {
+      const { page, count } = listStatements(USER_LIST, request, { table: 'users', columns: COLUMNS, arms: [[]], params: [] })
+      const { rows } = await db.query<UserRow>(page.text, page.params, { plan: 'custom' })
+      const total = totalFromPage(request, rows.length) ??
+        (await db.query<{ n: number }>(count.text, count.params, { plan: 'custom' })).rows[0]?.n ?? 0
+      return { items: rows.map(toUser), total }
     },
 
     async get (username: string): Promise<User | undefined> {

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OBJECT_ID_PATTERN } from '../lib/http/ids.js'
+import { listQuerySchema, pageSchema, ProjectionQuery, type ListSpec } from '../lib/http/list-query.js'
 
 // Limits: generous for real groups, small enough that one request cannot make the service or the
 // database do unbounded work. The README lists them.
@@ -14,7 +15,8 @@ export const LIMITS = {
   ref: 256,
   group: 128,
   groups: 256,
-  importCount: 500
+  /** The most groups one import may hold (STUDIO_IMPORT_MAX_GROUPS may lower it, default 500). */
+  importCount: 10_000
 } as const
 
 const Id = Type.String({ pattern: OBJECT_ID_PATTERN, description: 'Made by the service: 24 hexadecimal digits.' })
@@ -90,14 +92,24 @@ export type ComponentGroupFields = Pick<ComponentGroup, 'name' | 'description' |
 
 export const IdParams = Type.Object({ id: Id })
 
-export const ListQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
-  skip: Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0 }),
-  sort: Type.Union([Type.Literal('name'), Type.Literal('version')], { default: 'name' }),
-  order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' }),
-  contains: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.name, description: 'Part of the name, case-insensitive, taken literally.' }))
-}, { additionalProperties: false })
+/**
+ * The list language on component groups: sorted by name (byte order, as the platform) or _id,
+ * filtered on the name. Each is served by an index (migrations 006, 007).
+ */
+export const COMPONENT_GROUP_LIST: ListSpec = {
+  idField: '_id',
+  fields: ['_id', 'name', 'description', 'members', 'gbacRead', 'gbacWrite', 'version', 'meta'],
+  sortable: { name: 'name', _id: 'id' },
+  defaultSort: 'name',
+  filterable: { name: 'name' },
+  defaultFilterField: 'name',
+  maxLimit: 100,
+  maxValueLength: LIMITS.name
+}
+
+export const ListQuery = listQuerySchema(COMPONENT_GROUP_LIST)
 export type ListQuery = Static<typeof ListQuery>
+export const FetchQuery = ProjectionQuery
 
 export const IfMatchHeaders = Type.Object({
   'if-match': Type.Optional(Type.String({ description: 'A version this write is based on, as an ETag: "3". A stale one is refused (409).' }))
@@ -114,7 +126,16 @@ export const ImportBody = Type.Object({
 
 export const Created = withETag(Type.Object({ created: ComponentGroup, edit: Type.String({ description: 'Link to the edit page.' }) }))
 export const Updated = withETag(Type.Object({ updated: ComponentGroup, edit: Type.String({ description: 'Link to the edit page.' }) }))
-export const Fetched = withETag(ComponentGroup)
-export const Deleted = Type.Object({ deleted: ComponentGroup })
-export const Page = Type.Object({ results: Type.Array(ComponentGroup), total: Type.Integer({ minimum: 0 }) })
-export const Imported = Type.Object({ imported: Type.Array(ComponentGroup, { description: 'The stored groups, in the order given.' }) })
+export const Fetched = withETag(Type.Partial(ComponentGroup, { description: 'A component group: every field unless include or exclude says otherwise.' }))
+export const Deleted = Type.Object({
+  message: Type.String({ description: 'What happened, as the platform says it.' }),
+  deleted: Type.Object(ComponentGroup.properties, { description: 'The group as it was when deleted (beside the platform\'s answer).' })
+})
+export const Page = pageSchema(ComponentGroup, 'The component groups of the page that you may read.')
+export const ImportResult = Type.Object({
+  success: Type.Boolean({ description: 'Always true: an import stores every group or none.' }),
+  message: Type.String({ description: 'What was imported, and under which name.' }),
+  original: Type.Unknown({ description: 'The group as given in the request.' }),
+  created: Type.Object(ComponentGroup.properties, { description: 'The group as stored: a new _id, version 1, its name made unique.' })
+})
+export const Imported = Type.Object({ imported: Type.Array(ImportResult, { description: 'One result per group, in the order given.' }) })

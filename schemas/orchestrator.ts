@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { ErrorResponse } from './common.js'
+import { listQuerySchema, pageSchema, type ListSpec } from '../lib/http/list-query.js'
 
 // Adapter ids appear in paths and logs: a plain identifier, no separators or escapes.
 export const AdapterId = Type.String({
@@ -66,7 +67,21 @@ export const AdapterUpdate = Type.Object({
 export type AdapterUpdate = Static<typeof AdapterUpdate>
 
 export const AdapterParams = Type.Object({ id: AdapterId })
-export const AdapterList = Type.Object({ results: Type.Array(Adapter), total: Type.Integer() })
+
+/** The list language on adapters: sorted by id (the primary key's order), filtered on id or baseUrl. */
+export const ADAPTER_LIST: ListSpec = {
+  idField: 'id',
+  fields: ['id', 'baseUrl', 'username', 'timeoutMs', 'rejectUnauthorized', 'ca', 'createdAt', 'updatedAt'],
+  sortable: { id: 'id' },
+  defaultSort: 'id',
+  filterable: { id: 'id', baseUrl: 'base_url' },
+  defaultFilterField: 'id',
+  maxLimit: 100,
+  maxValueLength: 2048
+}
+
+export const AdapterList = pageSchema(Adapter, 'The adapters of the page (exclude=ca leaves their CA bundles out).')
+export const AdapterListQuery = listQuerySchema(ADAPTER_LIST)
 
 // Relay bodies (spec 2.4, 4.4, 4.5). The schema checks shapes; lib/orchestrator/relay-request.ts checks values.
 const RelayPath = Type.String({

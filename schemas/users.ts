@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Role } from './common.js'
+import { listQuerySchema, pageSchema, type ListSpec } from '../lib/http/list-query.js'
 
 const Username = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$' })
 // Write-only: accepted in requests, never present in a response schema.
@@ -39,10 +40,20 @@ export const UserUpdate = Type.Object({
 export type UserUpdate = Static<typeof UserUpdate>
 
 export const UsernameParams = Type.Object({ username: Username })
-export const UserList = Type.Object({ results: Type.Array(User), total: Type.Integer() })
+
+/** The list language on users: sorted by username (the primary key's order), filtered on username or email. */
+export const USER_LIST: ListSpec = {
+  idField: 'username',
+  fields: ['username', 'roles', 'groups', 'email', 'disabled', 'createdAt', 'updatedAt'],
+  sortable: { username: 'username' },
+  defaultSort: 'username',
+  filterable: { username: 'username', email: 'email' },
+  defaultFilterField: 'username',
+  maxLimit: 100,
+  maxValueLength: 254
+}
+
+export const UserList = pageSchema(User, 'The users of the page.')
 
 /** A page of GET /users. */
-export const UserListQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
-  skip: Type.Integer({ minimum: 0, default: 0 })
-})
+export const UserListQuery = listQuerySchema(USER_LIST)

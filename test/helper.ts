@@ -70,6 +70,9 @@ export async function createTestDatabase (t: Test, kind: DatabaseKind = 'embedde
   const schema = `test_${randomBytes(6).toString('hex')}`
   const admin = new pg.Client({ connectionString: serverUrl })
   await admin.connect()
+  // pg_trgm (migrations/006) lives once per database: in public, so that no test's schema takes
+  // it along when it is dropped. Concurrent first creations race; one of them wins.
+  await admin.query('CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public').catch(() => {})
   await admin.query(`CREATE SCHEMA ${schema}`)
   await admin.end()
   t.teardown(async () => {

@@ -2,9 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ADMINS } from '../../plugins/auth.js'
 import { adapterNotFound } from '../../plugins/orchestrator-adapters.js'
 import { HttpError } from '../../lib/http/errors.js'
+import { pageEnvelope, parseListQuery, project } from '../../lib/http/list-query.js'
 import { checkBaseUrl, checkCaBundle } from '../../lib/orchestrator/adapter.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
-import { Adapter, AdapterCreate, AdapterList, AdapterParams, AdapterUpdate } from '../../schemas/orchestrator.js'
+import { Adapter, ADAPTER_LIST, AdapterCreate, AdapterList, AdapterListQuery, AdapterParams, AdapterUpdate } from '../../schemas/orchestrator.js'
 
 // What the schema cannot say about baseUrl and ca; a 400 that names the field, before any write.
 function checkSettings<T extends { baseUrl?: string, ca?: string | null }> (input: T): T {
@@ -29,10 +30,19 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get('/', {
     config,
-    schema: { summary: 'List orchestrator adapters', tags, response: { 200: AdapterList } }
-  }, async () => {
-    const results = await repo.list()
-    return { results, total: results.length }
+    schema: {
+      summary: 'List orchestrator adapters, a page at a time',
+      description: 'The platform\'s list language: limit (default 25, at most 100), skip, sort (id), order (1 or -1), ' +
+        'include / exclude (exclude=ca leaves the CA bundles out), and equals, contains, starts-with on id or baseUrl.',
+      tags,
+      querystring: AdapterListQuery,
+      response: { 200: AdapterList, ...errorResponses(400) }
+    }
+  }, async (request) => {
+    const list = parseListQuery(ADAPTER_LIST, request.query)
+    if (!list.ok) throw new HttpError(400, list.reason)
+    const { items, total } = await repo.list(list.value)
+    return pageEnvelope(items.map((adapter) => project(adapter, list.value.projection)), list.value, total)
   })
 
   fastify.post('/', {

@@ -3,11 +3,12 @@ import type { FastifyRequest } from 'fastify'
 import { WRITERS } from '../../plugins/auth.js'
 import { toFields, type Outcome } from '../../plugins/component-groups-repository.js'
 import { HttpError } from '../../lib/http/errors.js'
+import { pageEnvelope, parseListQuery, parseProjection, project } from '../../lib/http/list-query.js'
 import { expectedVersions, parseIfMatch, versionEtag, type ExpectedVersions } from '../../lib/studio/if-match.js'
 import { errorResponses } from '../../schemas/common.js'
 import {
-  ComponentGroup, CreateBody, Created, Deleted, Fetched, IdParams, IfMatchHeaders, Imported, ImportBody, ListQuery,
-  Page, ReplaceBody, Updated
+  COMPONENT_GROUP_LIST, ComponentGroup, CreateBody, Created, Deleted, FetchQuery, Fetched, IdParams, IfMatchHeaders, Imported,
+  ImportBody, ListQuery, Page, ReplaceBody, Updated
 } from '../../schemas/component-groups.js'
 
 const notFound = (id: string): HttpError => new HttpError(404, `Component group "${id}" not found`)
@@ -52,11 +53,19 @@ const componentGroups: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/', {
     schema: {
       summary: 'List the component groups you may read, a page at a time',
+      description: 'The platform\'s list language: limit (default 25, at most 100), skip, sort (name or _id), order (1 or -1), ' +
+        'include / exclude, and equals, contains, starts-with on the name (or the field equalsField, containsField, ' +
+        'startsWithField names).',
       tags,
       querystring: ListQuery,
       response: { 200: Page, ...errorResponses(400) }
     }
-  }, async (request) => await repo.list(request.user, request.query))
+  }, async (request) => {
+    const list = parseListQuery(COMPONENT_GROUP_LIST, request.query)
+    if (!list.ok) throw new HttpError(400, list.reason)
+    const { items, total } = await repo.list(request.user, list.value)
+    return pageEnvelope(items.map((doc) => project(doc, list.value.projection)), list.value, total)
+  })
 
   fastify.post('/', {
     config: writers,
@@ -78,28 +87,50 @@ const componentGroups: FastifyPluginAsyncTypebox = async (fastify) => {
     config: writers,
     schema: {
       summary: 'Import component groups: all or none, each with a new _id; a taken name gets a numeric suffix',
+      description: 'At most STUDIO_IMPORT_MAX_GROUPS groups (default 500) per import, within STUDIO_IMPORT_TIMEOUT_MS ' +
+        '(default 30 s; past it nothing is stored and the answer is 503).',
       tags,
       body: ImportBody,
-      response: { 200: Imported, ...errorResponses(400, 409) }
+      response: { 200: Imported, ...errorResponses(400, 409, 503) }
     }
   }, async (request) => {
-    const imported = await repo.importAll(request.body.componentGroups.map(toFields))
-    if (imported === undefined) throw nameTaken()
-    return { imported }
+    const { componentGroups: inputs } = request.body
+    const max = fastify.config.STUDIO_IMPORT_MAX_GROUPS
+    if (inputs.length > max) {
+      throw new HttpError(400, `body/componentGroups must NOT have more than ${max} items (got ${inputs.length}): import them in parts`,
+        { code: 'IMPORT_TOO_LARGE' })
+    }
+    const outcome = await repo.importAll(inputs.map(toFields), fastify.config.STUDIO_IMPORT_TIMEOUT_MS)
+    if ('refusal' in outcome) {
+      if (outcome.refusal === 'name-taken') throw nameTaken()
+      throw new HttpError(503, `The import did not finish within ${fastify.config.STUDIO_IMPORT_TIMEOUT_MS} ms and stored nothing: import fewer groups at a time`,
+        { code: 'IMPORT_TIMEOUT' })
+    }
+    return {
+      imported: outcome.created.map((created, i) => {
+        const original = inputs[i] as (typeof inputs)[number]
+        const renamed = created.name === original.name ? '' : ` as "${created.name}" (the name was taken)`
+        return { success: true, message: `Imported component group "${original.name}"${renamed}`, original, created }
+      })
+    }
   })
 
   fastify.get('/:id', {
     schema: {
       summary: 'Get a component group',
+      description: 'include / exclude as on the list: only some fields, or all but some.',
       tags,
       params: IdParams,
+      querystring: FetchQuery,
       response: { 200: Fetched, ...errorResponses(400, 404) }
     }
   }, async (request, reply) => {
+    const projection = parseProjection(COMPONENT_GROUP_LIST, request.query)
+    if (!projection.ok) throw new HttpError(400, projection.reason)
     const doc = await repo.get(request.user, request.params.id)
     if (doc === undefined) throw notFound(request.params.id)
     void reply.header('etag', versionEtag(doc.version))
-    return doc
+    return project(doc, projection.value)
   })
 
   fastify.put('/:id', {
@@ -131,7 +162,8 @@ const componentGroups: FastifyPluginAsyncTypebox = async (fastify) => {
     config: writers,
     schema: {
       summary: 'Delete a component group',
-      description: 'With If-Match, only while the version is still the one given (409 otherwise).',
+      description: 'With If-Match, only while the version is still the one given (409 otherwise). Answers the ' +
+        'platform\'s `{message}`, plus the group as it was in `deleted`.',
       tags,
       params: IdParams,
       headers: IfMatchHeaders,
@@ -141,7 +173,7 @@ const componentGroups: FastifyPluginAsyncTypebox = async (fastify) => {
     const { id } = request.params
     const outcome = await repo.remove(request.user, id, writeCondition(request.headers['if-match']))
     if ('refusal' in outcome) throw refused(outcome, id)
-    return { deleted: outcome.doc }
+    return { message: `Component group "${id}" deleted`, deleted: outcome.doc }
   })
 }
 

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ADMINS } from '../../plugins/auth.js'
 import { HttpError } from '../../lib/http/errors.js'
+import { pageEnvelope, parseListQuery, project } from '../../lib/http/list-query.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
-import { User, UserCreate, UserList, UserListQuery, UsernameParams, UserUpdate } from '../../schemas/users.js'
+import { User, USER_LIST, UserCreate, UserList, UserListQuery, UsernameParams, UserUpdate } from '../../schemas/users.js'
 
 const notFound = (username: string): HttpError => new HttpError(404, `User "${username}" not found`)
 
@@ -14,8 +15,20 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get('/', {
     config,
-    schema: { summary: 'List users', tags, querystring: UserListQuery, response: { 200: UserList, ...errorResponses(400) } }
-  }, async (request) => await repo.list(request.query.limit, request.query.skip))
+    schema: {
+      summary: 'List users, a page at a time',
+      description: 'The platform\'s list language: limit (default 25, at most 100), skip, sort (username), order (1 or -1), ' +
+        'include / exclude, and equals, contains, starts-with on username or email.',
+      tags,
+      querystring: UserListQuery,
+      response: { 200: UserList, ...errorResponses(400) }
+    }
+  }, async (request) => {
+    const list = parseListQuery(USER_LIST, request.query)
+    if (!list.ok) throw new HttpError(400, list.reason)
+    const { items, total } = await repo.list(list.value)
+    return pageEnvelope(items.map((user) => project(user, list.value.projection)), list.value, total)
+  })
 
   fastify.post('/', {
     config,

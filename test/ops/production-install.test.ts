@@ -45,7 +45,7 @@ t.test('the production install runs the service', async (t) => {
 
       const users = await fetch(`${server.url}/users`, { headers: { authorization: adminAuth } })
       t.equal(users.status, 200)
-      t.match(await users.json(), { total: 1, results: [{ username: ADMIN.username, roles: ['admin'] }] }, 'the bootstrap admin')
+      t.match(await users.json(), { total: 1, items: [{ username: ADMIN.username, roles: ['admin'] }] }, 'the bootstrap admin')
 
       server.child.kill('SIGTERM')
       const exit = await server.exited

@@ -53,7 +53,7 @@ if (!nginxInstalled()) {
 
     const users = await fetch(`${proxy.url}/netauto/users`, { headers: { authorization: adminAuth } })
     t.equal(users.status, 200, 'credentials pass through the proxy')
-    t.match(await users.json(), { results: [{ username: 'admin' }] })
+    t.match(await users.json(), { items: [{ username: 'admin' }] })
 
     const unknown = await fetch(`${proxy.url}/netauto/no/such/route`)
     t.equal(unknown.status, 404)

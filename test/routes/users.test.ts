@@ -22,7 +22,8 @@ for (const database of testDatabases) {
       const list = await app.inject({ url: '/users?limit=1&skip=0', headers: { authorization: adminAuth } })
       t.equal(list.statusCode, 200)
       t.equal(list.json().total, 2)
-      t.equal(list.json().results.length, 1)
+      t.equal(list.json().items.length, 1)
+      t.match(list.json(), { count: 1, skip: 0, limit: 1, next: 1, previous: null })
       t.notMatch(list.body, /password/)
 
       const got = await app.inject({ url: '/users/ann', headers: { authorization: adminAuth } })

@@ -1,12 +1,11 @@
 import t from 'tap'
-import { containsPattern, nameCandidates, suffixedName } from '../../../lib/studio/names.js'
+import fc from 'fast-check'
+import { nameAllocator, suffixedName, suffixedNamesPattern } from '../../../lib/studio/names.js'
 
 t.test('a taken name gets " (n)"', async (t) => {
   t.equal(suffixedName('Core', 0, 255), 'Core')
   t.equal(suffixedName('Core', 1, 255), 'Core (1)')
   t.equal(suffixedName('Core (1)', 2, 255), 'Core (1) (2)')
-  t.same(nameCandidates('Core', 0, 3, 255), ['Core', 'Core (1)', 'Core (2)'])
-  t.same(nameCandidates('Core', 20, 2, 255), ['Core (20)', 'Core (21)'])
 })
 
 t.test('the suffixed name still fits the limit, shortening the base by whole characters', async (t) => {
@@ -21,8 +20,35 @@ t.test('the suffixed name still fits the limit, shortening the base by whole cha
   for (let n = 1; n < 200; n++) t.ok(Array.from(suffixedName('x'.repeat(255), n, 255)).length <= 255)
 })
 
-t.test('a contains pattern takes LIKE metacharacters literally', async (t) => {
-  t.equal(containsPattern('core'), '%core%')
-  t.equal(containsPattern('50%_off'), '%50\\%\\_off%')
-  t.equal(containsPattern('a\\b'), '%a\\\\b%')
+t.test('names are given out in order, skipping those taken or already given', async (t) => {
+  const used = new Set<string>(['Core (2)'])
+  const next = nameAllocator('Core', new Set(['Core', 'Core (1)', 'Core (4)']), used, 255)
+  t.same([next(), next(), next()], ['Core (3)', 'Core (5)', 'Core (6)'])
+  t.ok(used.has('Core (3)') && used.has('Core (6)'), 'what it gives out is used')
+  const fresh = nameAllocator('Edge', new Set(), new Set(), 255)
+  t.equal(fresh(), 'Edge', 'a free name keeps no suffix')
+})
+
+// LIKE as PostgreSQL reads it with ESCAPE '\', for checking the pattern without a database.
+function like (pattern: string, text: string): boolean {
+  let source = ''
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i] as string
+    if (c === '\\') source += (pattern[++i] ?? '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    else if (c === '%') source += '[\\s\\S]*'
+    else if (c === '_') source += '[\\s\\S]'
+    else source += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  }
+  return new RegExp(`^${source}$`, 'u').test(text)
+}
+
+t.test('the look-up pattern of a base matches every suffixed form of it', async (t) => {
+  fc.assert(fc.property(
+    fc.string({ unit: 'grapheme', minLength: 1, maxLength: 300 }), fc.integer({ min: 1, max: 9_999_999_999 }),
+    (base, n) => {
+      const trimmed = Array.from(base).slice(0, 255).join('')
+      return like(suffixedNamesPattern(trimmed, 255), suffixedName(trimmed, n, 255))
+    }), { numRuns: 300 })
+  t.equal(suffixedNamesPattern('50%_off', 255), '50\\%\\_off (%', 'metacharacters taken literally')
+  t.notOk(like(suffixedNamesPattern('Core', 255), 'Core routers'), 'another name with the same start is not looked up')
 })

@@ -38,7 +38,7 @@ for (const database of testDatabases) {
       const got = await inject('GET', `${URL_BASE}/nso-lab`)
       t.same(got.json(), created.json())
       const list = await inject('GET', URL_BASE)
-      t.same(list.json(), { results: [created.json()], total: 1 })
+      t.same(list.json(), { items: [created.json()], count: 1, skip: 0, limit: 25, total: 1, next: null, previous: null })
 
       const changed = await inject('PUT', `${URL_BASE}/nso-lab`, { timeoutMs: 5000, baseUrl: 'https://NSO.example.net:8888/prefix/' })
       t.equal(changed.statusCode, 200)
@@ -64,7 +64,7 @@ for (const database of testDatabases) {
       const putMissing = await inject('PUT', `${URL_BASE}/nso-lab`, { timeoutMs: 1000 })
       t.equal(putMissing.statusCode, 404)
       t.match(putMissing.json(), { statusCode: 404, error: 'Not Found', message: 'Orchestrator adapter "nso-lab" not found' })
-      t.same((await inject('GET', URL_BASE)).json(), { results: [], total: 0 })
+      t.match((await inject('GET', URL_BASE)).json(), { items: [], total: 0 })
     })
 
     t.test('all settings at creation, CA bundle kept and removed', async (t) => {
@@ -142,7 +142,7 @@ for (const database of testDatabases) {
         t.equal(response.statusCode, 400, JSON.stringify(payload))
         t.match(response.json().message, message, JSON.stringify(payload))
       }
-      t.same((await inject('GET', URL_BASE)).json(), { results: [], total: 0 }, 'nothing created')
+      t.match((await inject('GET', URL_BASE)).json(), { items: [], total: 0 }, 'nothing created')
 
       t.equal((await inject('POST', URL_BASE, adapter({ id: 'x1' }))).statusCode, 200)
       for (const [payload, message] of [
@@ -174,7 +174,7 @@ for (const database of testDatabases) {
         const anonymous = await app.inject({ method, url })
         t.equal(anonymous.statusCode, 401, `${method} ${url} without credentials`)
       }
-      t.same((await inject('GET', URL_BASE)).json(), { results: [], total: 0 }, 'nothing created')
+      t.match((await inject('GET', URL_BASE)).json(), { items: [], total: 0 }, 'nothing created')
     })
   })
 }

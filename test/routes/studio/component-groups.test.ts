@@ -94,11 +94,11 @@ for (const database of testDatabases) {
 
       const listed = await app.inject({ url: `${BASE}?contains=core`, headers: { authorization: rita } })
       t.equal(listed.statusCode, 200)
-      t.same(listed.json(), { results: [again.json().updated], total: 1 })
+      t.same(listed.json(), { items: [again.json().updated], count: 1, skip: 0, limit: 25, total: 1, next: null, previous: null })
 
       const deleted = await app.inject({ method: 'DELETE', url: `${BASE}/${doc._id}`, headers: { authorization: dana } })
       t.equal(deleted.statusCode, 200)
-      t.same(deleted.json(), { deleted: again.json().updated })
+      t.same(deleted.json(), { message: `Component group "${doc._id}" deleted`, deleted: again.json().updated }, 'the platform\'s message, and the group')
       t.equal((await app.inject({ url: `${BASE}/${doc._id}`, headers: { authorization: adminAuth } })).statusCode, 404)
       t.equal((await app.inject({ method: 'DELETE', url: `${BASE}/${doc._id}`, headers: { authorization: adminAuth } })).statusCode, 404)
     })
@@ -245,7 +245,7 @@ for (const database of testDatabases) {
 
       t.equal((await app.inject({ url: `${BASE}/${secret._id}`, headers: { authorization: otto } })).statusCode, 404, 'outsider cannot see it')
       const ottoList = (await app.inject({ url: `${BASE}?contains=GBAC`, headers: { authorization: otto } })).json()
-      t.same(ottoList, { results: [], total: 0 }, 'nor list or count it')
+      t.match(ottoList, { items: [], count: 0, total: 0 }, 'nor list or count it')
       for (const request of [
         { method: 'PUT' as const, payload: { update } },
         { method: 'PUT' as const, payload: { update }, headers: { 'if-match': '"1"' } },
@@ -326,24 +326,27 @@ for (const database of testDatabases) {
       }
       const list = async (query: string, auth = rita) => await app.inject({ url: `${BASE}?${query}`, headers: { authorization: auth } })
 
+      const byteOrder = [...names].sort() // the platform's order: code units, capitals first
       const all = (await list('contains=list&limit=100')).json()
       t.equal(all.total, 6)
-      t.same(all.results.map((d: Doc) => d.name), [...names].sort(), 'by name ascending by default')
-      const page = (await list('contains=LiSt&sort=name&order=desc&limit=2&skip=1')).json()
+      t.same(all.items.map((d: Doc) => d.name), byteOrder, 'by name ascending by default')
+      const page = (await list('contains=LiSt&sort=name&order=-1&limit=2&skip=1')).json()
       t.equal(page.total, 6, 'total counts every match, not the page')
-      t.same(page.results.map((d: Doc) => d.name), [...names].sort().reverse().slice(1, 3))
-      const byVersion = (await list('contains=list&sort=version&order=desc&limit=1')).json()
-      t.equal(byVersion.results[0].name, 'List beta')
-      t.equal(byVersion.results[0].version, 4)
-      t.same((await list('contains=50%25_off')).json().results.map((d: Doc) => d.name), ['List 50%_off'], '% and _ are literal')
+      t.same(page.items.map((d: Doc) => d.name), [...byteOrder].reverse().slice(1, 3))
+      t.match(page, { count: 2, skip: 1, limit: 2, next: 3, previous: 0 }, 'the neighbouring pages')
+      const byId = (await list('contains=list&sort=_id&order=-1&limit=1')).json()
+      t.equal(byId.items[0]._id, [...docs].map((d) => d._id).sort().reverse()[0], 'by _id')
+      t.same((await list('contains=50%25_off')).json().items.map((d: Doc) => d.name), ['List 50%_off'], '% and _ are literal')
       t.same((await list('contains=_')).json().total, 1)
       t.same((await list('contains=%25')).json().total, 1)
-      t.same((await list('contains=k%5Cs')).json().results.map((d: Doc) => d.name), ['List back\\slash'], 'so is a backslash')
-      t.same((await list('contains=list&skip=100')).json(), { results: [], total: 6 }, 'past the end: empty page, true total')
+      t.same((await list('contains=k%5Cs')).json().items.map((d: Doc) => d.name), ['List back\\slash'], 'so is a backslash')
+      t.same((await list('contains=list&skip=100')).json(), { items: [], count: 0, skip: 100, limit: 25, total: 6, next: null, previous: 75 },
+        'past the end: empty page, true total')
       const firstPage = (await list('')).json()
-      t.ok(firstPage.results.length <= 25, 'limit defaults to 25')
+      t.ok(firstPage.items.length <= 25 && firstPage.limit === 25, 'limit defaults to 25')
+      t.equal(beta.name, 'List beta')
 
-      for (const query of ['limit=0', 'limit=101', 'skip=-1', 'sort=_id', 'order=up', 'contains=', 'limt=5', 'limit=ten']) {
+      for (const query of ['limit=0', 'limit=101', 'skip=-1', 'sort=version', 'order=up', 'order=0', 'contains=', 'limt=5', 'limit=ten']) {
         const response = await list(query)
         t.equal(response.statusCode, 400, query)
         t.match(response.json(), { statusCode: 400, error: 'Bad Request', message: /querystring/ })
@@ -367,7 +370,15 @@ for (const database of testDatabases) {
         }
       })
       t.equal(response.statusCode, 200)
-      const imported: Doc[] = response.json().imported
+      const results: Array<{ success: boolean, message: string, original: Doc, created: Doc }> = response.json().imported
+      t.ok(results.every((r) => r.success), 'each result says so')
+      t.same(results.map((r) => r.original.name), ['Imported', 'Imported', 'Fresh import'], 'each with the group as given')
+      t.same(results.map((r) => r.message), [
+        'Imported component group "Imported" as "Imported (2)" (the name was taken)',
+        'Imported component group "Imported" as "Imported (3)" (the name was taken)',
+        'Imported component group "Fresh import"'
+      ])
+      const imported = results.map((r) => r.created)
       t.same(imported.map((d) => d.name), ['Imported (2)', 'Imported (3)', 'Fresh import'])
       t.ok(imported.every((d) => ID.test(d._id) && d._id !== existing._id && d.version === 1), 'new ids, version 1')
       t.equal(new Set(imported.map((d) => d._id)).size, 3)
@@ -378,7 +389,7 @@ for (const database of testDatabases) {
       const long = 'L'.repeat(255)
       await create(app, dana, { name: long, gbacRead: [], members: [] })
       const longImport = await app.inject({ method: 'POST', url: `${BASE}/import`, headers: { authorization: dana }, payload: { componentGroups: [{ name: long, gbacRead: [], members: [] }] } })
-      t.equal(longImport.json().imported[0].name, `${'L'.repeat(251)} (1)`, 'a suffixed name still fits 255 characters')
+      t.equal(longImport.json().imported[0].created.name, `${'L'.repeat(251)} (1)`, 'a suffixed name still fits 255 characters')
 
       const empty = await app.inject({ method: 'POST', url: `${BASE}/import`, headers: { authorization: dana }, payload: { componentGroups: [] } })
       t.same(empty.json(), { imported: [] })
@@ -395,10 +406,11 @@ for (const database of testDatabases) {
         t.equal(bad.statusCode, 400)
       }
       // A failure inside the database part rolls back what the import already wrote.
+      const atomic = (name: string) => ({ name, description: '', members: [], gbacRead: [], gbacWrite: [], meta: {} })
       await t.rejects(app.componentGroupsRepository.importAll([
-        { name: 'Atomic one', description: '', members: [], gbacRead: [], gbacWrite: [], meta: {} },
-        { name: 'x'.repeat(300), description: '', members: [], gbacRead: [], gbacWrite: [], meta: {} }
-      ]), /check constraint/)
+        ...Array.from({ length: 150 }, (_, i) => atomic(`Atomic ${i}`)), // a first batch stored before the failure
+        atomic('x'.repeat(300))
+      ], 30_000), /check constraint/)
       t.equal((await app.inject({ url: `${BASE}?limit=1`, headers: { authorization: adminAuth } })).json().total, before, 'nothing was imported')
     })
 
@@ -473,7 +485,7 @@ if (testDatabases.includes('postgres')) {
     await other.query('COMMIT')
     const response = await importing
     t.equal(response.statusCode, 200)
-    t.equal(response.json().imported[0].name, 'Contested (1)')
+    t.equal(response.json().imported[0].created.name, 'Contested (1)')
   })
 }
 
@@ -483,7 +495,7 @@ t.test('every component-group route is in the OpenAPI document with its schemas'
   const routes: Array<[string, string, number[]]> = [
     ['/studio/component-groups', 'get', [200, 400, 401]],
     ['/studio/component-groups', 'post', [200, 400, 401, 403, 409]],
-    ['/studio/component-groups/import', 'post', [200, 400, 401, 403, 409]],
+    ['/studio/component-groups/import', 'post', [200, 400, 401, 403, 409, 503]],
     ['/studio/component-groups/{id}', 'get', [200, 400, 401, 404]],
     ['/studio/component-groups/{id}', 'put', [200, 400, 401, 403, 404, 409]],
     ['/studio/component-groups/{id}', 'delete', [200, 400, 401, 403, 404, 409]]
@@ -506,6 +518,11 @@ t.test('every component-group route is in the OpenAPI document with its schemas'
   const updated = put.responses['200'].content['application/json'].schema.properties.updated
   t.same(updated.required.sort(), ['_id', 'description', 'gbacRead', 'gbacWrite', 'members', 'meta', 'name', 'version'])
   const list = doc.paths['/studio/component-groups'].get
-  t.same(list.parameters.map((p: { name: string }) => p.name).sort(), ['contains', 'limit', 'order', 'skip', 'sort'])
+  t.same(list.parameters.map((p: { name: string }) => p.name).sort(), [
+    'contains', 'containsField', 'equals', 'equalsField', 'exclude', 'include', 'limit', 'order', 'skip', 'sort', 'starts-with', 'startsWith', 'startsWithField'
+  ])
+  t.same(list.responses['200'].content['application/json'].schema.required.sort(), ['count', 'items', 'limit', 'next', 'previous', 'skip', 'total'])
+  const one = doc.paths['/studio/component-groups/{id}'].get
+  t.same(one.parameters.map((p: { in: string, name: string }) => `${p.in}:${p.name}`).sort(), ['path:id', 'query:exclude', 'query:include'])
   t.ok(doc.paths['/studio/component-groups/import'].post.requestBody.content['application/json'].schema.properties.componentGroups)
 })

@@ -1,0 +1,86 @@
+// On the PostgreSQL server with enough rows for the planner to care: a page reads its rows
+// through an index (no sequential scan, no window function over every readable row), and the
+// count is bounded. A change that brings back count(*) OVER () or loses an index fails here.
+import t from 'tap'
+import pg from 'pg'
+import { buildTestApp, createTestDatabase, testDatabases } from '../helper.js'
+import { readableSource } from '../../plugins/component-groups-repository.js'
+import { COMPONENT_GROUP_LIST } from '../../schemas/component-groups.js'
+import { LIST_COUNT_LOOKAHEAD, listStatements, pageEnvelope, parseListQuery, type ListQueryString } from '../../lib/http/list-query.js'
+
+interface PlanNode { 'Node Type': string, 'Index Name'?: string, 'Relation Name'?: string, Plans?: PlanNode[] }
+
+function nodes (plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)]
+}
+
+const ROWS = 30_000
+const TEAMS = 3_000 // each restricted to one team: 10 groups a team
+
+if (testDatabases.includes('postgres')) {
+  t.test('list statements use their indexes at scale', async (t) => {
+    const database = await createTestDatabase(t, 'postgres')
+    const app = await buildTestApp(t, { database }) // runs the migrations
+    const client = new pg.Client({ connectionString: database.env.DATABASE_URL })
+    await client.connect()
+    t.teardown(async () => { await client.end() })
+    // 1% public, the rest restricted to one team each.
+    await client.query(`INSERT INTO component_groups (id, name, gbac_read, doc)
+      SELECT lpad(to_hex(g), 24, '0'), 'Group ' || g,
+        CASE WHEN g % 100 = 0 THEN '{}'::text[] ELSE ARRAY['team-' || (g % ${TEAMS})] END,
+        '{"description":"","members":[],"meta":{}}'
+      FROM generate_series(1, ${ROWS}) AS g`)
+    await client.query('VACUUM ANALYZE component_groups')
+
+    const explain = async (user: { roles: string[], groups: string[] }, q: Partial<ListQueryString>) => {
+      const parsed = parseListQuery(COMPONENT_GROUP_LIST, { limit: 25, skip: 0, sort: 'name', order: 1, ...q })
+      if (!parsed.ok) throw new Error(parsed.reason)
+      const { page, count } = listStatements(COMPONENT_GROUP_LIST, parsed.value, readableSource(user))
+      const plan = async (text: string, params: unknown[]): Promise<PlanNode[]> =>
+        nodes(((await client.query(`EXPLAIN (FORMAT JSON) ${text}`, params)).rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]?.Plan as PlanNode)
+      return { page: await plan(page.text, page.params), count: await plan(count.text, count.params) }
+    }
+    const types = (plan: PlanNode[]) => plan.map((n) => n['Node Type'])
+    const indexes = (plan: PlanNode[]) => plan.flatMap((n) => n['Index Name'] === undefined ? [] : [n['Index Name']])
+
+    const admin = { roles: ['admin'], groups: [] }
+    const reader = { roles: [], groups: ['team-7', 'team-8'] }
+    const cases: Array<[string, { roles: string[], groups: string[] }, Partial<ListQueryString>, string[]]> = [
+      ['first page', admin, {}, ['component_groups_name_key']],
+      ['a deep page', admin, { skip: 20_000 }, ['component_groups_name_key']],
+      ['by _id, descending', admin, { sort: '_id', order: -1 }, ['component_groups_pkey']],
+      ['contains, rare', admin, { contains: 'oup 1234' }, ['component_groups_name_trgm']],
+      ['starts-with', admin, { startsWith: 'group 29' }, []],
+      ['equals', admin, { equals: 'Group 77' }, ['component_groups_name_key']],
+      ['a reader who sees few groups', reader, {}, ['component_groups_public_name', 'component_groups_gbac_read']],
+      ['a reader, contains', reader, { contains: 'oup 1' }, ['component_groups_gbac_read']]
+    ]
+    for (const [name, user, q, expected] of cases) {
+      const { page, count } = await explain(user, q)
+      t.notOk(types(page).includes('Seq Scan'), `${name}: the page reads no table from end to end (${types(page).join(', ')})`)
+      t.notOk(types(page).includes('WindowAgg'), `${name}: no window function`)
+      for (const index of expected) t.ok(indexes(page).includes(index), `${name}: the page uses ${index} (${indexes(page).join(', ')})`)
+      t.notOk(types(count).includes('WindowAgg'), `${name}: the count has no window function`)
+      t.ok(types(count).includes('Limit'), `${name}: the count is bounded`)
+      if (user === reader) t.notOk(types(count).includes('Seq Scan'), `${name}: the reader's count goes through the indexes`)
+    }
+
+    t.test('past the count\'s bound, total is a lower bound that keeps clients paging, and exact at the end', async (t) => {
+      const pageAt = async (skip: number) => {
+        const parsed = parseListQuery(COMPONENT_GROUP_LIST, { limit: 25, skip, sort: 'name', order: 1 })
+        if (!parsed.ok) throw new Error(parsed.reason)
+        const { items, total } = await app.componentGroupsRepository.list(admin, parsed.value)
+        return pageEnvelope(items, parsed.value, total)
+      }
+      const first = await pageAt(0)
+      t.equal(first.total, 25 + LIST_COUNT_LOOKAHEAD, 'a lower bound')
+      t.equal(first.next, 25)
+      const middle = await pageAt(10_000)
+      t.equal(middle.total, 10_025 + LIST_COUNT_LOOKAHEAD, 'it grows as the client pages on')
+      const last = await pageAt(ROWS - 10)
+      t.same({ count: last.count, total: last.total, next: last.next }, { count: 10, total: ROWS, next: null }, 'exact at the end')
+      const nearEnd = await pageAt(ROWS - 500)
+      t.equal(nearEnd.total, ROWS, 'exact once the end is within the bound')
+    })
+  })
+}

@@ -49,6 +49,8 @@ export interface GitCaches {
   open: (remote: Remote) => Repo
   /** Makes an empty cache, replacing whatever was there. */
   create: (repo: Repo) => Promise<void>
+  /** The cache is on disk (with its skeleton): a repository the provider has answered for before. */
+  ready: (repo: Repo) => Promise<boolean>
   /** A cache to work in: made when missing or without its skeleton, remade when grown past its bounds. */
   prepare: (repo: Repo, log: FastifyBaseLogger) => Promise<void>
   resolveRef: (repo: Repo, ref: string) => Promise<string | undefined>
@@ -102,9 +104,13 @@ export function gitCaches (dataDir: string): GitCaches {
     return Number.parseInt(text, 10) || 0
   }
 
-  async function prepare (repo: Repo, log: FastifyBaseLogger): Promise<void> {
+  async function ready (repo: Repo): Promise<boolean> {
     const skeleton = await Promise.all(['HEAD', 'config', 'objects', 'refs'].map(async (f) => await exists(path.join(repo.gitdir, f))))
-    if (skeleton.every(Boolean)) {
+    return skeleton.every(Boolean)
+  }
+
+  async function prepare (repo: Repo, log: FastifyBaseLogger): Promise<void> {
+    if (await ready(repo)) {
       const packs = (await readdir(path.join(repo.gitdir, 'objects', 'pack')).catch(() => [])).filter((f) => f.endsWith('.idx'))
       const commits = await commitCount(repo)
       if (packs.length <= MAX_CACHE_PACKS && commits < MAX_CACHE_COMMITS) return
@@ -187,5 +193,5 @@ export function gitCaches (dataDir: string): GitCaches {
     }
   }
 
-  return { open, create, prepare, resolveRef, cachedBase, fetchBase, trees, recordPush }
+  return { open, create, ready, prepare, resolveRef, cachedBase, fetchBase, trees, recordPush }
 }

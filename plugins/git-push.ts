@@ -7,10 +7,10 @@ import { HttpError } from '../lib/http/errors.js'
 import { branchRef } from '../lib/git/paths.js'
 import { ZERO_OID, parseReceivePackResponse, pushCapabilities, receivePackRequest } from '../lib/git/receive-pack.js'
 import type { Base, Repo } from './git-cache.js'
-import { AGENT, remote, remoteError } from './git-transport.js'
+import { AGENT, remote, remoteError, type Remote } from './git-transport.js'
 
 /** What the provider says about its branches before a push: their tips and its capabilities. */
-async function discoverPush (repo: Repo): Promise<{ tip: (ref: string) => string, capabilities: Record<string, string | true> }> {
+export async function discoverPush (repo: Remote): Promise<{ tip: (ref: string) => string, capabilities: Record<string, string | true> }> {
   const info = await remote(repo, async () => await git.getRemoteInfo2({
     http: repo.http, url: repo.url, headers: repo.headers(), forPush: true, protocolVersion: 1
   }))
@@ -25,12 +25,20 @@ async function discoverPush (repo: Repo): Promise<{ tip: (ref: string) => string
  * a commit. Returns false when the branch moved; throws when the provider refuses the push.
  */
 export async function pushCommit (repo: Repo, branch: string, base: Base, commit: string, objects: string[]): Promise<boolean> {
-  const ref = branchRef(branch)
   const expected = base.exists && base.parent !== undefined ? base.parent : ZERO_OID
+  return await pushRef(repo, branch, expected, commit, async () =>
+    (await git.packObjects({ fs, gitdir: repo.gitdir, oids: objects, cache: repo.cache })).packfile ?? new Uint8Array())
+}
+
+/**
+ * Sets the branch from `expected` (ZERO_OID: it does not exist) to `newOid`, sending the pack
+ * `pack` makes. Returns false when the branch is not at `expected`; throws when the push is refused.
+ */
+export async function pushRef (repo: Remote, branch: string, expected: string, newOid: string, pack: () => Promise<Uint8Array>): Promise<boolean> {
+  const ref = branchRef(branch)
   const before = await discoverPush(repo)
   if (before.tip(ref) !== expected) return false
-
-  const { packfile } = await git.packObjects({ fs, gitdir: repo.gitdir, oids: objects, cache: repo.cache })
+  const packfile = await pack()
   const capabilities = pushCapabilities(before.capabilities, AGENT)
   const result = await remote(repo, async () => await repo.exchange({
     url: `${repo.url}/git-receive-pack`,
@@ -41,7 +49,7 @@ export async function pushCommit (repo: Repo, branch: string, base: Base, commit
       accept: 'application/x-git-receive-pack-result',
       'user-agent': AGENT
     },
-    body: receivePackRequest({ oldOid: expected, newOid: commit, ref }, capabilities, packfile ?? new Uint8Array())
+    body: receivePackRequest({ oldOid: expected, newOid, ref }, capabilities, packfile)
   }))
   if (result.statusCode !== 200) {
     throw remoteError(repo, new Errors.HttpError(result.statusCode, STATUS_CODES[result.statusCode] ?? '', '')) as HttpError

@@ -143,12 +143,13 @@ export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: D
 
   /**
    * Runs `fn` on the repository's cache under its locks (the branch's advisory lock too when
-   * `branch` is given). A cache is only made once the provider has answered for the repository.
+   * `branch` is given). A cache is only made once the provider has answered for the repository
+   * (`answered`: it did during this request already).
    * A local failure (interrupted write, damaged objects) rebuilds the cache from the provider, once.
    */
-  async function inCache<T> (repo: Repo, target: GitTarget, branch: string | undefined, fn: () => Promise<T>): Promise<T> {
+  async function inCache<T> (repo: Repo, target: GitTarget, branch: string | undefined, fn: () => Promise<T>, answered = false): Promise<T> {
     const work = async (): Promise<T> => {
-      if (!(await caches.ready(repo))) await advertise(repo)
+      if (!answered && !(await caches.ready(repo))) await advertise(repo)
       try {
         return await fn()
       } catch (err) {
@@ -310,7 +311,7 @@ export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: D
       // Always asked first: it says how fresh the cache is, and that the caller may read the repository.
       const tip = (await advertise(repo)).tips.get(branchRef(input.branch))
       if (tip === undefined) throw branchNotFound(repo, input.branch)
-      return await inCache(repo, input, undefined, async () => await readInCache(repo, input, tip))
+      return await inCache(repo, input, undefined, async () => await readInCache(repo, input, tip), true)
     },
 
     async listBranches (input) {

@@ -31,7 +31,7 @@ const projectUrl = (repo: string, branch: string, projectPath: string): string =
   `/git/GitHub/repos/${e(repo)}/branches/${e(branch)}/projects/${e(projectPath)}`
 const branchesUrl = (repo: string): string => `/git/GitHub/repos/${e(repo)}/branches`
 /** The git CLI with `input` on its standard input (never a synchronous child: the server runs in this process). */
-async function gitWithInput (args: string[], input: string): Promise<string> {
+async function gitWithInput (args: string[], input: string | Buffer): Promise<string> {
   const child = spawn('git', args, { env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' }, stdio: ['pipe', 'pipe', 'inherit'] })
   let out = ''
   child.stdout.setEncoding('utf8').on('data', (s: string) => { out += s })
@@ -105,6 +105,51 @@ t.test('read after initialize, update then read, an unchanged update, If-Match',
   const malformed = await app.inject({ method: 'PUT', url, headers: { authorization: ann, 'if-match': blob2 }, payload: { project: {} } })
   t.equal(malformed.statusCode, 400, 'an unquoted If-Match is malformed')
   t.match(malformed.json().message, /If-Match/)
+})
+
+t.test('a read asks the provider for the tip each time and fetches only when the cache is behind', async (t) => {
+  const repo = 'netops/freshness'
+  await server.createRepo(repo, { files: { 'a.json': '{"v":1}\n' } })
+  const url = projectUrl(repo, 'main', 'a.json')
+  const requests = (from: number): string[] => server.requestLog.slice(from).map((r) => `${r.method} ${/service=(git-[a-z-]+)/.exec(r.query)?.[1] ?? r.path.split('/').pop() ?? ''}`)
+  let mark = server.requests
+  const cold = await app.inject({ method: 'GET', url, headers: { authorization: reader } })
+  t.equal(cold.statusCode, 200)
+  // isomorphic-git's fetch asks for the advertisement again before it negotiates.
+  t.same(requests(mark), ['GET git-upload-pack', 'GET git-upload-pack', 'POST git-upload-pack'], 'a cold cache: the advertisement, then a fetch')
+  mark = server.requests
+  const warm = await app.inject({ method: 'GET', url, headers: { authorization: reader } })
+  t.same(warm.json(), { v: 1 })
+  t.same(requests(mark), ['GET git-upload-pack'], 'a warm cache at the tip: the advertisement alone')
+  // Another client adds a file that is not text.
+  const gitdir = server.repoDir(repo)
+  const binary = await gitWithInput(['--git-dir', gitdir, 'hash-object', '-w', '--stdin'], Buffer.from([0xff, 0xfe, 0x00, 0x80]))
+  const tree = await gitWithInput(['--git-dir', gitdir, 'mktree'], `${await git(repo, 'ls-tree', 'main')}\n100644 blob ${binary}\tbin.dat\n`)
+  const commit = await gitWithInput(['--git-dir', gitdir, '-c', 'user.name=X', '-c', 'user.email=x@example.com',
+    'commit-tree', tree, '-p', 'main', '-m', 'elsewhere'], '')
+  await git(repo, 'update-ref', 'refs/heads/main', commit)
+  mark = server.requests
+  const behind = await app.inject({ method: 'GET', url, headers: { authorization: reader } })
+  t.equal(behind.headers['x-git-commit'], commit, 'the new tip')
+  t.same(requests(mark), ['GET git-upload-pack', 'GET git-upload-pack', 'POST git-upload-pack'], 'behind: an incremental fetch')
+
+  const bytes = await app.inject({ method: 'GET', url: projectUrl(repo, 'main', 'bin.dat'), headers: { authorization: reader } })
+  t.equal(bytes.statusCode, 200)
+  t.equal(bytes.headers['content-type'], 'application/octet-stream', 'bytes that are not UTF-8 come as they are')
+  t.same([...bytes.rawPayload], [0xff, 0xfe, 0x00, 0x80])
+})
+
+t.test('an empty repository: no branches, nothing to create a branch from', async (t) => {
+  const repo = 'netops/empty'
+  await gitCli(['init', '-q', '--bare', '--initial-branch=main', server.repoDir(repo)])
+  const listed = await app.inject({ method: 'GET', url: branchesUrl(repo), headers: { authorization: reader } })
+  t.same(listed.json(), { branches: [], defaultBranch: null })
+  const created = await app.inject({ method: 'POST', url: `${branchesUrl(repo)}/x`, headers: { authorization: ann } })
+  t.equal(created.statusCode, 409)
+  t.equal(created.json().code, 'GIT_REPOSITORY_EMPTY')
+  const read = await app.inject({ method: 'GET', url: projectUrl(repo, 'main', 'a.json'), headers: { authorization: reader } })
+  t.equal(read.statusCode, 404)
+  t.equal(read.json().code, 'GIT_BRANCH_NOT_FOUND')
 })
 
 t.test('404 names what is missing; an update never creates', async (t) => {
@@ -319,8 +364,9 @@ t.test('a tree from the provider that isomorphic-git refuses is a 502, not a 500
   const tree = await gitWithInput(['--git-dir', gitdir, 'mktree'], `100644 blob ${blob}\tGIT~1\n100644 blob ${blob}\tsite.json\n`)
   const commit = await gitWithInput(['--git-dir', gitdir, '-c', 'user.name=X', '-c', 'user.email=x@example.com', 'commit-tree', tree, '-p', 'main', '-m', 'poison'], '')
   await git(repo, 'update-ref', 'refs/heads/main', commit)
-  for (const method of ['GET', 'PUT'] as const) {
-    const res = await app.inject({ method, url: projectUrl(repo, 'main', 'site.json'), headers: { authorization: ann }, payload: method === 'PUT' ? { project: { a: 1 } } : undefined })
+  for (const method of ['GET', 'PUT', 'POST'] as const) {
+    const file = method === 'POST' ? 'new.json' : 'site.json'
+    const res = await app.inject({ method, url: projectUrl(repo, 'main', file), headers: { authorization: ann }, payload: method === 'GET' ? undefined : { project: { a: 1 } } })
     t.equal(res.statusCode, 502, `${method}: ${res.body}`)
     t.equal(res.json().code, 'GIT_PROVIDER_TREE_REFUSED')
     t.match(res.json().message, /GIT~1/)

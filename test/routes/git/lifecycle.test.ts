@@ -12,6 +12,9 @@ import path from 'node:path'
 import { gitCli, startGitServer } from '../../fixtures/git-server.js'
 import { adminAuth, buildTestApp, captureLogs, createTestDatabase, createUser, testDatabases, type TestApp } from '../../helper.js'
 
+// Every case talks to a real git http-backend (a process per request), on both databases: on a
+// busy shared machine this file takes minutes, past the default limit of a test file.
+t.setTimeout(600_000)
 const BOT = 'netops-bot'
 const BOT_TOKEN = 'glpat-Bot-Token-5c1d2e'
 const ALICE_TOKEN = 'ghp_Alice-Own-Token-9a8b7c'

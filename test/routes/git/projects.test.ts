@@ -14,6 +14,9 @@ import { adminAuth, buildTestApp, captureLogs, createTestDatabase, createUser, t
 const USER = 'netops-bot'
 const TOKEN = 'glpat-Secret-Token-4f9a2c'
 const WRONG_TOKEN = 'glpat-Wrong-Token-77e1d0'
+// Every case talks to a real git http-backend (a process per request), on both databases: on a
+// busy shared machine this file takes minutes, past the default limit of a test file.
+t.setTimeout(600_000)
 const server = await startGitServer({ username: USER, password: TOKEN })
 t.teardown(async () => { await server.close() })
 

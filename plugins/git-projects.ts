@@ -1,5 +1,4 @@
-// The Git operations (spec 4.2 and the platform's other Git calls): project files read, created
-// and replaced, branches listed and created. A write is one commit built from objects in the
+// Project files (spec 4.2 and the platform's other project calls): read, created and replaced. A write is one commit built from objects in the
 // repository's cache and pushed with our receive-pack push, under the lock of its branch, and made
 // again on the new tip when another writer moved the branch meanwhile.
 import git, { Errors } from 'isomorphic-git'
@@ -12,11 +11,13 @@ import { KeyedMutex } from '../lib/http/keyed-mutex.js'
 import type { GitProvider } from '../lib/git/providers.js'
 import type { GitIdentity } from '../lib/git/commit.js'
 import { branchRef } from '../lib/git/paths.js'
-import { emptyPack, ZERO_OID } from '../lib/git/receive-pack.js'
 import { addFileToTree, findInTree, replaceFileInTree } from '../lib/git/tree.js'
 import { trackingRef, type Base, type GitCaches, type Repo } from './git-cache.js'
-import { pushCommit, pushRef } from './git-push.js'
+import { pushCommit } from './git-push.js'
 import { advertise, describe, openRemote, type UserGitCredentials } from './git-transport.js'
+
+/** The advisory lock that serialises writes to one branch of a repository across instances. */
+export const lockName = (target: GitTarget, branch: string): string => `git:${target.provider.name.toLowerCase()}:${target.repoPath}:${branch}`
 
 /** Pushes tried for one request when other writers keep moving the branch. */
 export const MAX_PUSH_ATTEMPTS = 5
@@ -79,28 +80,10 @@ export interface ReadProjectResult {
   fetched: boolean
 }
 
-export interface CreateBranchInput extends GitTarget {
-  branch: string
-  /** Where the branch starts; the default branch when absent. */
-  originBranch?: string
-}
-
-export interface CreateBranchResult {
-  commit: string
-  originBranch: string
-}
-
-export interface ListBranchesResult {
-  branches: string[]
-  defaultBranch?: string
-}
-
 export interface GitProjects {
   initializeProject: (input: InitializeProjectInput) => Promise<InitializeProjectResult>
   updateProject: (input: UpdateProjectInput) => Promise<UpdateProjectResult>
   readProject: (input: ReadProjectInput) => Promise<ReadProjectResult>
-  listBranches: (input: GitTarget) => Promise<ListBranchesResult>
-  createBranch: (input: CreateBranchInput) => Promise<CreateBranchResult>
 }
 
 type BuiltCommit = { ok: true, oid: string, objects: string[] } | { ok: false, conflict: string }
@@ -114,7 +97,7 @@ type Replacement =
 
 const where = (repo: Repo, branch: string): string => `branch ${branch} of repository ${repo.repoPath}`
 
-function branchNotFound (repo: { repoPath: string }, branch: string): HttpError {
+export function branchNotFound (repo: { repoPath: string }, branch: string): HttpError {
   return new HttpError(404, `Branch ${branch} not found in repository ${repo.repoPath}`, { code: 'GIT_BRANCH_NOT_FOUND' })
 }
 
@@ -139,7 +122,6 @@ export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: D
     return caches.open(openRemote(dispatcher, { provider: target.provider, repoPath: target.repoPath, maxBytes: options.maxResponseBytes, user: target.user }))
   }
 
-  const lockName = (target: GitTarget, branch: string): string => `git:${target.provider.name.toLowerCase()}:${target.repoPath}:${branch}`
 
   /**
    * Runs `fn` on the repository's cache under its locks (the branch's advisory lock too when
@@ -312,31 +294,6 @@ export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: D
       const tip = (await advertise(repo)).tips.get(branchRef(input.branch))
       if (tip === undefined) throw branchNotFound(repo, input.branch)
       return await inCache(repo, input, undefined, async () => await readInCache(repo, input, tip), true)
-    },
-
-    async listBranches (input) {
-      const { branches, defaultBranch } = await advertise(openRepo(input))
-      return { branches, defaultBranch }
-    },
-
-    async createBranch (input) {
-      const repo = openRepo(input)
-      const { branch } = input
-      return await db.withAdvisoryLock(lockName(input, branch), async () => {
-        const advertised = await advertise(repo)
-        const origin = input.originBranch ?? advertised.defaultBranch
-        if (origin === undefined) {
-          throw new HttpError(409, `Repository ${repo.repoPath} has no branch to create ${branch} from (it is empty)`, { code: 'GIT_REPOSITORY_EMPTY' })
-        }
-        const commit = advertised.tips.get(branchRef(origin))
-        if (commit === undefined) throw branchNotFound(repo, origin)
-        const exists = (): HttpError => new HttpError(409, `Branch ${branch} already exists in repository ${repo.repoPath}`, { code: 'GIT_BRANCH_EXISTS' })
-        if (advertised.tips.has(branchRef(branch))) throw exists()
-        // The provider has every object of the origin's tip: the push sends an empty pack. It is
-        // refused (false) when the branch exists by now.
-        if (!(await pushRef(repo, branch, ZERO_OID, commit, async () => emptyPack()))) throw exists()
-        return { commit, originBranch: origin }
-      })
     }
   }
 }

@@ -6,14 +6,14 @@ import type { SpecialPath } from '../lib/git/paths.js'
 import { gitCaches } from './git-cache.js'
 import { gitCredentialsStore, type GitCredentialsStore } from './git-credentials.js'
 import {
-  gitProjects, type CreateBranchInput, type CreateBranchResult, type GitProjects, type GitTarget, type InitializeProjectInput,
-  type InitializeProjectResult, type ListBranchesResult, type ReadProjectInput, type ReadProjectResult, type UpdateProjectInput,
-  type UpdateProjectResult
+  gitProjects, type GitProjects, type GitTarget, type InitializeProjectInput, type InitializeProjectResult, type ReadProjectInput,
+  type ReadProjectResult, type UpdateProjectInput, type UpdateProjectResult
 } from './git-projects.js'
+import { gitBranches, type CreateBranchInput, type CreateBranchResult, type GitBranches, type ListBranchesResult } from './git-branches.js'
 
 // Git (spec 4.2 and the platform's other Git calls): wires the provider transport
 // (git-transport.ts), the bare caches (git-cache.ts), our push (git-push.ts), the operations
-// (git-projects.ts) and the users' own tokens (git-credentials.ts) into Fastify.
+// (git-projects.ts, git-branches.ts) and the users' own tokens (git-credentials.ts) into Fastify.
 
 /** An operation's input as a route gives it: the caller's name instead of their credentials. */
 export type GitCall<T extends GitTarget> = Omit<T, 'user'> & { caller: string }
@@ -56,7 +56,11 @@ export default fp(async (fastify) => {
   const { config } = fastify
   const providers = config.gitProviders
   const dispatcher = new Agent()
-  const projects = gitProjects({ db: fastify.db, caches: gitCaches(config.DATA_DIR), dispatcher, maxResponseBytes: config.GIT_MAX_RESPONSE_BYTES })
+  const maxResponseBytes = config.GIT_MAX_RESPONSE_BYTES
+  const operations: GitProjects & GitBranches = {
+    ...gitProjects({ db: fastify.db, caches: gitCaches(config.DATA_DIR), dispatcher, maxResponseBytes }),
+    ...gitBranches({ db: fastify.db, dispatcher, maxResponseBytes })
+  }
   const credentials = gitCredentialsStore(fastify.db, config, fastify.log)
   const durations = new Histogram({
     name: 'git_operation_duration_seconds',
@@ -82,7 +86,7 @@ export default fp(async (fastify) => {
       }
     }
   }
-  const bound = <K extends keyof GitProjects>(name: K): GitProjects[K] => projects[name]
+  const bound = <K extends keyof typeof operations>(name: K): (typeof operations)[K] => operations[name]
 
   const service: GitService = {
     providers,

@@ -29,6 +29,7 @@ import configurationManagerRoutes from './routes/configuration_manager/index.js'
 import studioRoutes from './routes/studio/component-groups.js'
 import gitPlugin from './plugins/git.js'
 import gitProjectsRoutes from './routes/git/projects.js'
+import gitCredentialsRoutes from './routes/git/credentials.js'
 import orchestratorAdaptersPlugin from './plugins/orchestrator-adapters.js'
 import orchestratorPlugin from './plugins/orchestrator.js'
 import orchestratorAdapterRoutes from './routes/orchestrator_manager/adapters.js'
@@ -156,6 +157,7 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
     await api.register(configurationManagerRoutes, { prefix: '/configuration_manager' })
     await api.register(studioRoutes, { prefix: '/studio/component-groups' })
     await api.register(gitProjectsRoutes, { prefix: '/git' })
+    await api.register(gitCredentialsRoutes, { prefix: '/users' })
     await api.register(orchestratorAdapterRoutes, { prefix: '/orchestrator_manager/adapters' })
     await api.register(orchestratorRelayRoutes, { prefix: '/orchestrator_manager' })
   })

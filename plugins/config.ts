@@ -3,6 +3,7 @@ import { envSchema } from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
 import { parseBundleVersion } from '../lib/configuration/maintenance-version.js'
 import { parseGitProviders, type GitProviders } from '../lib/git/providers.js'
+import { parseAllowedSpecialPaths, type SpecialPath } from '../lib/git/paths.js'
 import packageJson from '../package.json' with { type: 'json' }
 
 // Every setting the service reads, with its default. The only place that reads the environment.
@@ -39,6 +40,10 @@ export const ConfigSchema = Type.Object({
   CONFIG_MANAGER_MAINTENANCE: Type.Optional(Type.Boolean()),
   // JSON: {"<name>": {"url", "username"?, "token"?, "timeoutMs"?}}; see lib/git/providers.ts.
   GIT_PROVIDERS: Type.Optional(Type.String()),
+  // Comma-separated: .gitmodules, .github, .gitlab-ci.yml (refused as project paths unless named).
+  GIT_ALLOWED_SPECIAL_PATHS: Type.Optional(Type.String()),
+  // Largest answer read from a Git provider (advertisement, fetched pack, push report).
+  GIT_MAX_RESPONSE_BYTES: Type.Integer({ minimum: 65_536, maximum: 4 * 1024 * 1024 * 1024, default: 256 * 1024 * 1024 }),
   ORCHESTRATOR_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
   ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
   ORCHESTRATOR_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 256, default: 10 }),
@@ -50,6 +55,8 @@ export const ConfigSchema = Type.Object({
 export type Config = Static<typeof ConfigSchema> & {
   /** GIT_PROVIDERS over the default providers, by lower-cased name. */
   readonly gitProviders: GitProviders
+  /** GIT_ALLOWED_SPECIAL_PATHS, parsed. */
+  readonly gitAllowedSpecialPaths: ReadonlySet<SpecialPath>
 }
 
 export class ConfigError extends Error {
@@ -78,7 +85,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, options: { dot
   }
   const gitProviders = parseGitProviders(config.GIT_PROVIDERS)
   if (!gitProviders.ok) throw new ConfigError(`Invalid configuration: ${gitProviders.reason}`)
-  return { ...config, gitProviders: gitProviders.value }
+  const gitAllowedSpecialPaths = parseAllowedSpecialPaths(config.GIT_ALLOWED_SPECIAL_PATHS)
+  if (!gitAllowedSpecialPaths.ok) throw new ConfigError(`Invalid configuration: ${gitAllowedSpecialPaths.reason}`)
+  return { ...config, gitProviders: gitProviders.value, gitAllowedSpecialPaths: gitAllowedSpecialPaths.value }
 }
 
 declare module 'fastify' {

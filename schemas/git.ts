@@ -42,3 +42,86 @@ export const InitializeProjectResponse = Type.Object({
   message: Type.String({ description: '`Successfully initialized project`' }),
   data: Type.Unsafe<Record<string, unknown>>(Project)
 })
+export type InitializeProjectResponse = Static<typeof InitializeProjectResponse>
+
+export const GitTypeParams = Type.Pick(GitProjectParams, ['gitType'])
+
+export const GitRepoParams = Type.Pick(GitProjectParams, ['gitType', 'repoPath'])
+export type GitRepoParams = Static<typeof GitRepoParams>
+
+export const GitBranchParams = Type.Object({
+  gitType: GitProjectParams.properties.gitType,
+  repoPath: GitProjectParams.properties.repoPath,
+  branchName: Type.String({ description: 'Branch name, URL-encoded (`feature%2Fsite-a`). Must be a valid Git branch name.' })
+})
+export type GitBranchParams = Static<typeof GitBranchParams>
+
+export const UpdateProjectBody = Type.Object({
+  project: Type.Unsafe<Record<string, unknown>>(Project),
+  commitMessage: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: MAX_COMMIT_MESSAGE_LENGTH,
+    description: 'Commit message. Default: `Update project <projectPath>`.'
+  }))
+}, { additionalProperties: false })
+export type UpdateProjectBody = Static<typeof UpdateProjectBody>
+
+export const UpdateProjectResponse = Type.Object({
+  message: Type.String({ description: '`Successfully updated project`, or `Project unchanged: nothing committed` when the file already held the document' }),
+  data: Type.Unsafe<Record<string, unknown>>(Project)
+})
+
+export const ReadProjectResponse = Type.Unsafe<Record<string, unknown>>({
+  type: 'object',
+  additionalProperties: true,
+  description: 'The project file exactly as stored on the branch (its bytes, not re-serialised). A file that is not JSON comes as ' +
+    '`text/plain; charset=utf-8` when it is UTF-8 text, else `application/octet-stream`. Headers: `ETag` (the file\'s blob id), ' +
+    '`X-Git-Commit` (the commit read: the branch\'s tip as the provider advertised it during this request).'
+})
+
+const BranchName = Type.String({ minLength: 1, maxLength: 255, description: 'A valid Git branch name' })
+
+export const BranchList = Type.Object({
+  branches: Type.Array(Type.String(), { description: 'Names of the branches, sorted' }),
+  defaultBranch: Type.Union([Type.String(), Type.Null()], { description: "The branch the provider's HEAD names; null in an empty repository" })
+})
+export type BranchList = Static<typeof BranchList>
+
+export const CreateBranchBody = Type.Object({
+  originBranch: Type.Optional({ ...BranchName, description: 'Branch whose tip the new branch starts at. Default: the default branch.' })
+}, { additionalProperties: false })
+export type CreateBranchBody = Static<typeof CreateBranchBody>
+
+/** The platform's form: the new branch in the body. */
+export const CreateBranchPlatformBody = Type.Object({
+  newBranch: { ...BranchName, description: 'The branch to create' },
+  originBranch: Type.Optional({ ...BranchName, description: 'Branch whose tip the new branch starts at. Default: the default branch.' })
+}, { additionalProperties: false })
+export type CreateBranchPlatformBody = Static<typeof CreateBranchPlatformBody>
+
+export const CreateBranchResponse = Type.Object({
+  message: Type.String({ description: '`Successfully created branch: <branchName>`' })
+})
+
+export const GitCredentialsParams = Type.Object({
+  username: Type.String({ minLength: 1, maxLength: 64 }),
+  gitType: GitProjectParams.properties.gitType
+})
+export type GitCredentialsParams = Static<typeof GitCredentialsParams>
+
+export const GitCredentialsBody = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 4096, pattern: '^[^\\u0000-\\u001f\\u007f]+$', description: 'The access token (write-only: never returned)' }),
+  username: Type.Optional(Type.String({
+    minLength: 1,
+    maxLength: 255,
+    pattern: '^[^:\\u0000-\\u001f\\u007f]+$',
+    description: 'Username sent with the token (HTTP Basic). Default: `x-access-token` (GitHub; GitLab accepts any).'
+  }))
+}, { additionalProperties: false })
+export type GitCredentialsBody = Static<typeof GitCredentialsBody>
+
+export const GitCredentialsStored = Type.Object({
+  username: Type.String(),
+  gitType: Type.String({ description: 'The provider, as configured' }),
+  stored: Type.Literal(true)
+})

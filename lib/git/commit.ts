@@ -9,16 +9,16 @@ export function canonicalJson (project: unknown): string {
 /** Longest commit message accepted (characters): far beyond a useful message, bounded all the same. */
 export const MAX_COMMIT_MESSAGE_LENGTH = 10_000
 
-export function defaultCommitMessage (projectPath: string): string {
-  return `Initialize project ${projectPath}`
+export function defaultCommitMessage (projectPath: string, verb: 'Initialize' | 'Update' = 'Initialize'): string {
+  return `${verb} project ${projectPath}`
 }
 
 /**
  * The commit message to write: the one given (line endings made LF, trailing blanks dropped, one
  * final newline, as git's own clean-up does), or the default naming the project.
  */
-export function commitMessage (input: string | undefined, projectPath: string): CheckResult<string> {
-  if (input === undefined) return { ok: true, value: `${defaultCommitMessage(projectPath)}\n` }
+export function commitMessage (input: string | undefined, projectPath: string, verb: 'Initialize' | 'Update' = 'Initialize'): CheckResult<string> {
+  if (input === undefined) return { ok: true, value: `${defaultCommitMessage(projectPath, verb)}\n` }
   // Git ends a commit object's text at NUL in most tools, so the message would be cut short.
   if (input.includes('\u0000')) return { ok: false, reason: 'commitMessage must not contain NUL characters' }
   if (input.length > MAX_COMMIT_MESSAGE_LENGTH) {

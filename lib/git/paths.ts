@@ -32,6 +32,19 @@ const LONE_SURROGATE = /\p{Cs}/u;
 // `C:`, `C:\` or `C:/`: a Windows drive prefix means an absolute path on that platform.
 const DRIVE_PREFIX = /^[A-Za-z]:/;
 
+// Invisible format characters (Unicode category Cf): zero-width joiners and spaces, the byte-order
+// mark, bidirectional controls. HFS+ ignores some of them in names (git's is_hfs_dotgit), so
+// `.g\u200cit` is `.git` there; the bidirectional ones make a name read differently from what it is.
+const FORMAT_CHARS = /\p{Cf}/u;
+// Characters Windows refuses in file names (git's is_valid_win32_path); ':' also names an NTFS
+// stream, so `.git::$INDEX_ALLOCATION` is the `.git` directory there.
+const WINDOWS_FORBIDDEN = /[<>:"|?*]/;
+// Device names Windows reserves in every directory, with or without an extension.
+const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3]|conin\$|conout\$)(\..*)?$/i;
+// An NTFS 8.3 short name (`GIT~1`, `GI7EBA~1` for .gitmodules): another name of some other entry,
+// which git cannot tell from here, so every such name is refused.
+const NTFS_SHORT_NAME = /~[0-9]+(\.[^.]*)?$/;
+
 // Why: Git treats `.git` case-insensitively in any path component, and NTFS ignores trailing dots
 // and spaces, so `.GIT`, `.git.` and `.git ` all name the repository's own directory somewhere.
 function isGitDirName(segment: string): boolean {
@@ -39,32 +52,77 @@ function isGitDirName(segment: string): boolean {
 }
 
 /**
- * Checks a project file path inside a repository and returns it as a normalised POSIX path.
- * Rejects anything that could leave the work tree, reach `.git`, or mean two different files.
+ * Paths a project may only be written to when an operator allows them (GIT_ALLOWED_SPECIAL_PATHS):
+ * they configure submodules or CI of the repository, not a project.
  */
-export function validateProjectPath(input: string): CheckResult<string> {
+export const SPECIAL_PATHS = ['.gitmodules', '.github', '.gitlab-ci.yml'] as const;
+export type SpecialPath = typeof SPECIAL_PATHS[number];
+
+/** Parses GIT_ALLOWED_SPECIAL_PATHS (comma-separated names of SPECIAL_PATHS). */
+export function parseAllowedSpecialPaths(input: string | undefined): CheckResult<ReadonlySet<SpecialPath>> {
+  const allowed = new Set<SpecialPath>();
+  for (const raw of (input ?? '').split(',')) {
+    const name = raw.trim();
+    if (name === '') continue;
+    const known = SPECIAL_PATHS.find((p) => p === name.replace(/\/$/, ''));
+    if (known === undefined) {
+      return fail(`GIT_ALLOWED_SPECIAL_PATHS may only name ${SPECIAL_PATHS.join(', ')} (got "${name.slice(0, 40)}")`);
+    }
+    allowed.add(known);
+  }
+  return { ok: true, value: allowed };
+}
+
+/** The reason a path segment is refused on some platform Git runs on, or undefined. */
+function segmentProblem(segment: string): string | undefined {
+  if (segment === '') return "must not contain empty segments ('//' or a trailing '/')";
+  if (segment === '..') return "must not contain '..' segments";
+  if (segment === '.') return "must not contain '.' segments";
+  if (isGitDirName(segment)) return "must not point into '.git'";
+  if (byteLength(segment) > MAX_SEGMENT_BYTES) return `segments must be at most ${MAX_SEGMENT_BYTES} bytes`;
+  const forbidden = WINDOWS_FORBIDDEN.exec(segment);
+  if (forbidden) return `must not contain '${forbidden[0]}' (refused on Windows)`;
+  if (/[. ]$/.test(segment)) return "segments must not end with '.' or a space (refused on Windows)";
+  if (WINDOWS_DEVICE.test(segment)) return `must not use the Windows device name '${segment.split('.')[0] ?? ''}'`;
+  if (NTFS_SHORT_NAME.test(segment)) return "segments must not look like an NTFS short name ('NAME~1')";
+  return undefined;
+}
+
+/**
+ * Checks a project file path inside a repository and returns it as a normalised POSIX path.
+ * Refuses anything that could leave the work tree, reach `.git` under another name on some
+ * filesystem (git's verify_path with core.protectNTFS and core.protectHFS, and Windows' own
+ * rules), or mean two different files; and the special paths of SPECIAL_PATHS unless allowed.
+ */
+export function validateProjectPath(
+  input: string,
+  options: { allowedSpecialPaths?: ReadonlySet<SpecialPath> } = {},
+): CheckResult<string> {
   if (input.length === 0) return fail('projectPath must not be empty');
   if (byteLength(input) > MAX_PROJECT_PATH_BYTES) {
     return fail(`projectPath must be at most ${MAX_PROJECT_PATH_BYTES} bytes`);
   }
   if (CONTROL_CHARS.test(input)) return fail('projectPath must not contain control characters');
   if (LONE_SURROGATE.test(input)) return fail('projectPath must be valid Unicode');
+  if (FORMAT_CHARS.test(input)) {
+    return fail('projectPath must not contain invisible format characters (zero-width, byte-order mark, bidirectional controls)');
+  }
   if (input.includes('\\')) return fail("projectPath must not contain '\\'");
   if (input.startsWith('/') || DRIVE_PREFIX.test(input)) {
     return fail('projectPath must be relative to the repository root');
   }
-  const segments = input.split('/');
-  for (const segment of segments) {
-    if (segment === '') return fail("projectPath must not contain empty segments ('//' or a trailing '/')");
-    if (segment === '..') return fail("projectPath must not contain '..' segments");
-    if (segment === '.') return fail("projectPath must not contain '.' segments");
-    if (isGitDirName(segment)) return fail("projectPath must not point into '.git'");
-    if (byteLength(segment) > MAX_SEGMENT_BYTES) {
-      return fail(`projectPath segments must be at most ${MAX_SEGMENT_BYTES} bytes`);
-    }
-  }
   // NFC so that the same visible name typed on different systems is one file in the repository.
-  return { ok: true, value: segments.join('/').normalize('NFC') };
+  const segments = input.normalize('NFC').split('/');
+  for (const segment of segments) {
+    const problem = segmentProblem(segment);
+    if (problem !== undefined) return fail(`projectPath ${problem}`);
+  }
+  const first = (segments[0] ?? '').toLowerCase();
+  const special = SPECIAL_PATHS.find((p) => p === first);
+  if (special !== undefined && options.allowedSpecialPaths?.has(special) !== true) {
+    return fail(`projectPath must not be '${special}' or inside it (it configures the repository; see GIT_ALLOWED_SPECIAL_PATHS)`);
+  }
+  return { ok: true, value: segments.join('/') };
 }
 
 // Characters `git check-ref-format` refuses anywhere in a ref name (besides controls and DEL).
@@ -81,6 +139,11 @@ export function validateBranchName(input: string): CheckResult<string> {
   }
   if (/[\u0000-\u001f\u007f]/.test(input)) return fail('branchName must not contain control characters');
   if (LONE_SURROGATE.test(input)) return fail('branchName must be valid Unicode');
+  if (FORMAT_CHARS.test(input)) {
+    return fail('branchName must not contain invisible format characters (zero-width, byte-order mark, bidirectional controls)');
+  }
+  // `refs/...` would make the full name `refs/heads/refs/...`, which reads as another ref.
+  if (input.startsWith('refs/')) return fail("branchName must not start with 'refs/'");
   const forbidden = REF_FORBIDDEN.exec(input);
   if (forbidden) {
     return fail(forbidden[0] === ' ' ? 'branchName must not contain spaces' : `branchName must not contain '${forbidden[0]}'`);

@@ -20,6 +20,7 @@ export type AddFileResult =
 
 const REGULAR_FILE = '100644'
 const DIRECTORY = '040000'
+const SYMLINK = '120000'
 
 /**
  * Returns the root tree with a regular file `path` (already validated, '/'-separated) holding
@@ -55,4 +56,67 @@ export async function addFileToTree (store: TreeStore, root: string | undefined,
     if (depth > 0) child = { mode: DIRECTORY, path: segments[depth - 1] as string, oid: tree, type: 'tree' }
   }
   return { ok: true, tree: written[written.length - 1] as string, written }
+}
+
+export type FindResult =
+  | { ok: true, entry: TreeEntry }
+  | { ok: false, missing: string }
+
+/** The entry at `path` (validated, '/'-separated) under `root`, or the first part of it that is missing. */
+export async function findInTree (store: TreeStore, root: string, path: string): Promise<FindResult> {
+  const segments = path.split('/')
+  let oid = root
+  for (let depth = 0; depth < segments.length; depth++) {
+    const here = segments.slice(0, depth + 1).join('/')
+    const entry = (await store.readTree(oid)).find((e) => e.path === segments[depth])
+    if (entry === undefined) return { ok: false, missing: here }
+    if (depth === segments.length - 1) return { ok: true, entry }
+    if (entry.type !== 'tree') return { ok: false, missing: `${segments.slice(0, depth + 2).join('/')} (${here} is not a directory)` }
+    oid = entry.oid
+  }
+  return { ok: false, missing: path }
+}
+
+export type ReplaceFileResult =
+  | { ok: true, tree: string, written: string[], previous: string }
+  | { ok: true, unchanged: true, previous: string }
+  | { ok: false, missing: string }
+
+/**
+ * Returns the root tree with the existing regular file `path` now holding `blob`, and the trees
+ * written for it; nothing is written when the file already holds `blob` or is not there (a
+ * directory at `path` is not a file). `previous` is the blob the file held.
+ */
+export async function replaceFileInTree (store: TreeStore, root: string, path: string, blob: string): Promise<ReplaceFileResult> {
+  const segments = path.split('/')
+  const levels: TreeEntry[][] = []
+  let oid = root
+  let file: TreeEntry | undefined
+  for (let depth = 0; depth < segments.length; depth++) {
+    const entries = await store.readTree(oid)
+    levels.push(entries)
+    const here = segments.slice(0, depth + 1).join('/')
+    const existing = entries.find((e) => e.path === segments[depth])
+    if (existing === undefined) return { ok: false, missing: here }
+    if (depth === segments.length - 1) {
+      if (existing.type !== 'blob') return { ok: false, missing: `${here} (a directory, not a file)` }
+      if (existing.mode === SYMLINK) return { ok: false, missing: `${here} (a symbolic link, not a file)` }
+      file = existing
+    } else {
+      if (existing.type !== 'tree') return { ok: false, missing: `${segments.slice(0, depth + 2).join('/')} (${here} is not a directory)` }
+      oid = existing.oid
+    }
+  }
+  const previous = (file as TreeEntry).oid
+  if (previous === blob) return { ok: true, unchanged: true, previous }
+  const written: string[] = []
+  // The file keeps its mode (an executable stays executable).
+  let child: TreeEntry = { ...(file as TreeEntry), oid: blob }
+  for (let depth = segments.length - 1; depth >= 0; depth--) {
+    const entries = (levels[depth] as TreeEntry[]).map((e) => e.path === child.path ? child : e)
+    const tree = await store.writeTree(entries)
+    written.push(tree)
+    if (depth > 0) child = { mode: DIRECTORY, path: segments[depth - 1] as string, oid: tree, type: 'tree' }
+  }
+  return { ok: true, tree: written[written.length - 1] as string, written, previous }
 }

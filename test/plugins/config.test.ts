@@ -49,3 +49,12 @@ t.test('.env fills what the environment lacks; the environment wins', async (t) 
   t.equal(config.PORT, 4000)
   t.equal(config.LOG_LEVEL, 'warn')
 })
+
+t.test('Git: special paths an operator allows, and the largest provider answer', async (t) => {
+  const defaults = loadConfig({})
+  t.same([...defaults.gitAllowedSpecialPaths], [], 'none allowed by default')
+  t.equal(defaults.GIT_MAX_RESPONSE_BYTES, 256 * 1024 * 1024)
+  t.same([...loadConfig({ GIT_ALLOWED_SPECIAL_PATHS: '.github, .gitlab-ci.yml' }).gitAllowedSpecialPaths].sort(), ['.github', '.gitlab-ci.yml'])
+  t.throws(() => loadConfig({ GIT_ALLOWED_SPECIAL_PATHS: '.git' }), new ConfigError('Invalid configuration: GIT_ALLOWED_SPECIAL_PATHS may only name .gitmodules, .github, .gitlab-ci.yml (got ".git")'))
+  t.throws(() => loadConfig({ GIT_MAX_RESPONSE_BYTES: '10' }), ConfigError, 'a limit too small to hold an advertisement')
+})

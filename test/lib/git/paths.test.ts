@@ -1,4 +1,7 @@
 import t from 'tap';
+import fc from 'fast-check';
+import git from 'isomorphic-git';
+import fs from 'node:fs';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +12,7 @@ import {
   MAX_BRANCH_NAME_BYTES,
   MAX_PROJECT_PATH_BYTES,
   MAX_REPO_PATH_LENGTH,
+  parseAllowedSpecialPaths,
   repoRemoteUrl,
   cacheDirName,
   validateBranchName,
@@ -24,15 +28,18 @@ t.test('projectPath: accepted and normalised', async (t) => {
     ['projects/site-a/core.json', 'projects/site-a/core.json'],
     ['a/b/c/d/e.json', 'a/b/c/d/e.json'],
     ['.gitignore', '.gitignore'],
-    ['.github/workflows/ci.yml', '.github/workflows/ci.yml'],
+    ['github/workflows/ci.yml', 'github/workflows/ci.yml'],
+    ['x/.github/y.json', 'x/.github/y.json'],
+    ['x/.gitmodules', 'x/.gitmodules'],
+    ['git~x/a~b.json', 'git~x/a~b.json'],
+    ['console.json', 'console.json'],
+    ['emoji \u{1F600}.json', 'emoji \u{1F600}.json'],
     ['docs/.git-notes', 'docs/.git-notes'],
     ['gitx/.gitkeep', 'gitx/.gitkeep'],
-    ['...', '...'],
     ['a..b/c', 'a..b/c'],
     ['%2e%2e/x', '%2e%2e/x'], // still encoded: a literal file name, not a parent reference
     ['with space/ünïcode €.json', 'with space/ünïcode €.json'],
     ['C/x', 'C/x'],
-    ['c-:/x', 'c-:/x'],
     ['cafe\u0301.json', 'caf\u00e9.json'], // NFD becomes NFC
     // Exactly at the byte limit, every segment within NAME_MAX.
     [Array(5).fill('x'.repeat(204)).join('/'), Array(5).fill('x'.repeat(204)).join('/')],
@@ -88,6 +95,44 @@ t.test('projectPath: rejected with a reason', async (t) => {
     ['x'.repeat(MAX_PROJECT_PATH_BYTES + 1), /at most 1024 bytes/],
     ['é'.repeat(MAX_PROJECT_PATH_BYTES / 2 + 1), /at most 1024 bytes/],
     ['x'.repeat(256) + '/y', /segments must be at most 255 bytes/],
+    // Other names of `.git` on NTFS and HFS+, and what Windows refuses (git's verify_path).
+    ['GIT~1/hooks/post-checkout', /NTFS short name/],
+    ['git~1/x', /NTFS short name/],
+    ['.git~1', /NTFS short name/],
+    ['GI7EBA~1', /NTFS short name/],
+    ['a/PROGRA~1.TXT', /NTFS short name/],
+    ['.git::$INDEX_ALLOCATION/hooks/x', /':'/],
+    ['.git:x', /':'/],
+    ['c-:/x', /':'/],
+    ['a<b', /'<'/],
+    ['a>b', /'>'/],
+    ['a"b', /'"'/],
+    ['a|b', /'\|'/],
+    ['a?b', /'\?'/],
+    ['a*b', /'\*'/],
+    ['a./b', /end with '\.'/],
+    ['...', /end with '\.'/],
+    ['a /b', /end with '\.' or a space/],
+    ['x/b.', /end with '\.'/],
+    ['CON', /device name/],
+    ['dir/nul.json', /device name/],
+    ['Com1.txt', /device name/],
+    ['lpt\u00b9', /device name/],
+    ['CONOUT$', /device name/],
+    ['.g\u200cit/config', /invisible/],
+    ['\ufeff.git/config', /invisible/],
+    ['.git\u200d/hooks/x', /invisible/],
+    ['.\u206agit/x', /invisible/],
+    ['a\u202eb.json', /invisible/],
+    ['a\u2066b', /invisible/],
+    ['a\u061cb', /invisible/],
+    ['a\u200bb', /invisible/],
+    // Special paths, refused unless an operator allows them.
+    ['.gitmodules', /'\.gitmodules'/],
+    ['.GitModules', /'\.gitmodules'/],
+    ['.github/workflows/ci.yml', /'\.github'/],
+    ['.GITHUB/x', /'\.github'/],
+    ['.gitlab-ci.yml', /'\.gitlab-ci\.yml'/],
   ];
   for (const [input, reason] of bad) {
     const r = validateProjectPath(input);
@@ -118,7 +163,6 @@ const GOOD_BRANCHES = [
   'a.lockx',
   'lock',
   'ünïcode',
-  'refs/heads/x',
   '#1',
   'a'.repeat(MAX_BRANCH_NAME_BYTES),
 ];
@@ -162,6 +206,11 @@ const BAD_BRANCHES: Array<[string, RegExp]> = [
 // syntax, and a name longer than a filesystem name cannot be stored as a loose ref.
 const STRICTER_THAN_GIT: Array<[string, RegExp]> = [
   ['@', /'@'/],
+  ['refs/heads/x', /'refs\/'/],
+  ['refs/x', /'refs\/'/],
+  ['a\u202eb', /invisible/],
+  ['\ufeffmain', /invisible/],
+  ['ma\u200bin', /invisible/],
   ['a'.repeat(MAX_BRANCH_NAME_BYTES + 1), /at most 255 bytes/],
 ];
 
@@ -277,4 +326,85 @@ t.test('cacheDirName: flat, distinct, never past a file name', async (t) => {
   t.match(cacheDirName(long), /^a{160}~[0-9a-f]{32}\.git$/);
   t.not(cacheDirName(long), cacheDirName(other), 'the digest tells long paths apart');
   t.equal(cacheDirName('x'.repeat(200)), `${'x'.repeat(200)}.git`);
+});
+
+t.test('projectPath: special paths only where an operator allows them', async (t) => {
+  const allowed = parseAllowedSpecialPaths(' .github/ , .gitmodules');
+  t.ok(allowed.ok);
+  if (!allowed.ok) return;
+  t.same([...allowed.value].sort(), ['.github', '.gitmodules']);
+  t.same(validateProjectPath('.github/workflows/ci.yml', { allowedSpecialPaths: allowed.value }), { ok: true, value: '.github/workflows/ci.yml' });
+  t.same(validateProjectPath('.gitmodules', { allowedSpecialPaths: allowed.value }), { ok: true, value: '.gitmodules' });
+  t.notOk(validateProjectPath('.gitlab-ci.yml', { allowedSpecialPaths: allowed.value }).ok, 'one allowed name does not allow another');
+  t.notOk(validateProjectPath('.git/config', { allowedSpecialPaths: allowed.value }).ok, '.git never');
+  t.same(parseAllowedSpecialPaths(undefined), { ok: true, value: new Set() });
+  const bad = parseAllowedSpecialPaths('.github,.git');
+  t.notOk(bad.ok);
+  if (!bad.ok) t.match(bad.reason, /GIT_ALLOWED_SPECIAL_PATHS may only name .* \(got "\.git"\)/);
+});
+
+// Pieces of the names that alias `.git` somewhere: case, NTFS short names and streams, trailing dots
+// and spaces, HFS+-ignored and bidirectional characters, Windows device names and characters.
+const RISKY_PIECES = ['.git', 'git', '.GIT', 'Git', '~1', '~9', '.', '..', ' ', ':', '::$INDEX_ALLOCATION', ':$DATA',
+  '\u200c', '\u200d', '\u200e', '\ufeff', '\u202e', '\u206a', '\u2066', 'modules', '.gitmodules', 'gi7eba', 'CON', 'nul',
+  'a', 'b.json', '\\', '<', '|', '*', 'hooks', '\u00e9', 'e\u0301'];
+const riskySegment = fc.array(fc.constantFrom(...RISKY_PIECES), { minLength: 1, maxLength: 4 }).map((p) => p.join(''));
+export const riskyPath = fc.array(riskySegment, { minLength: 1, maxLength: 3 }).map((s) => s.join('/'));
+
+t.test('projectPath: refuses every path git itself refuses (verify_path with protectNTFS and protectHFS)', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'verify-path-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  await execFileAsync('git', ['init', '-q', '--bare', dir]);
+  let index = 0;
+  const gitAcceptsPath = async (path: string): Promise<boolean> => {
+    try {
+      await execFileAsync('git', ['-c', 'core.protectNTFS=true', '-c', 'core.protectHFS=true', '--git-dir', dir,
+        'update-index', '--add', '--cacheinfo', `100644,e69de29bb2d1d6434b8b29ae775ad8c2e48c5391,${path}`],
+      { env: { ...process.env, GIT_INDEX_FILE: join(dir, `index-${index++}`) } });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  let refusedByGit = 0;
+  await fc.assert(fc.asyncProperty(riskyPath, async (path) => {
+    if (path.includes('\u0000')) return true;
+    if (!(await gitAcceptsPath(path))) {
+      refusedByGit++;
+      return !validateProjectPath(path).ok;
+    }
+    return true;
+  }), { numRuns: 150 });
+  t.ok(refusedByGit > 0, `git refused ${refusedByGit} of the generated paths, each refused here too`);
+});
+
+t.test('projectPath: every accepted path is one isomorphic-git reads back from a tree', async (t) => {
+  const gitdir = await mkdtemp(join(tmpdir(), 'tree-read-'));
+  t.teardown(() => rm(gitdir, { recursive: true, force: true }));
+  await git.init({ fs, gitdir, bare: true });
+  const blob = await git.writeBlob({ fs, gitdir, blob: new Uint8Array() });
+  let accepted = 0;
+  await fc.assert(fc.asyncProperty(riskyPath, async (path) => {
+    const r = validateProjectPath(path);
+    if (!r.ok) return true;
+    accepted++;
+    for (const segment of r.value.split('/')) {
+      const oid = await git.writeTree({ fs, gitdir, tree: [{ mode: '100644', path: segment, oid: blob, type: 'blob' }] });
+      const { tree } = await git.readTree({ fs, gitdir, oid });
+      if (tree[0]?.path !== segment) return false;
+    }
+    return true;
+  }), { numRuns: 300 });
+  t.ok(accepted > 0, `${accepted} generated paths were accepted and read back`);
+});
+
+t.test('branchName: invisible characters and refs/ refused wherever they are', async (t) => {
+  const invisible = fc.constantFrom('\u200b', '\u200c', '\u200d', '\u200e', '\u200f', '\u202a', '\u202e', '\u2066', '\u2069', '\ufeff', '\u061c');
+  const plain = fc.stringMatching(/^[a-z0-9][a-z0-9/-]{0,10}[a-z0-9]$/).filter((s) => !s.includes('//'));
+  fc.assert(fc.property(plain, invisible, plain, (a, c, b) => {
+    const r = validateBranchName(`${a}${c}${b}`);
+    return !r.ok && /invisible/.test(r.reason);
+  }), { numRuns: 200 });
+  fc.assert(fc.property(plain, (a) => !validateBranchName(`refs/${a}`).ok));
+  t.pass('property held');
 });

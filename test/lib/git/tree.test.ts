@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { gitCli } from '../../fixtures/git-server.js'
-import { addFileToTree, type TreeStore } from '../../../lib/git/tree.js'
+import { addFileToTree, findInTree, replaceFileInTree, type TreeStore } from '../../../lib/git/tree.js'
 
 // A real object database: the trees are read and written by isomorphic-git, checked by the git CLI.
 const gitdir = await mkdtemp(path.join(os.tmpdir(), 'git-tree-test-'))
@@ -76,4 +76,48 @@ t.test('a taken path is a conflict, found before anything is written', async (t)
     t.same(await addFileToTree(counting, withLink, filePath, two), { ok: false, conflict }, filePath)
     t.equal(writes, 0, `${filePath}: nothing written`)
   }
+})
+
+t.test('replacing a file touches only the trees on its path and keeps its mode', async (t) => {
+  const { tree: base } = await added(undefined, 'a/b/c.json', one)
+  const { tree: root } = await added(base, 'a/keep.json', one)
+  const executable = await git.writeTree({ fs, gitdir, tree: [...(await git.readTree({ fs, gitdir, oid: root })).tree, { mode: '100755', path: 'run.sh', oid: one, type: 'blob' }] })
+  const replaced = await replaceFileInTree(store, executable, 'a/b/c.json', two)
+  t.ok(replaced.ok && !('unchanged' in replaced))
+  if (!replaced.ok || 'unchanged' in replaced) return
+  t.equal(replaced.previous, one, 'the blob it held')
+  t.equal(replaced.written.length, 3, 'a/b, a and the root')
+  t.equal((await gitCli(['--git-dir', gitdir, 'rev-parse', `${replaced.tree}:a/b/c.json`])).trim(), two)
+  t.equal((await gitCli(['--git-dir', gitdir, 'rev-parse', `${replaced.tree}:a/keep.json`])).trim(), one, 'siblings kept')
+  const script = await replaceFileInTree(store, executable, 'run.sh', two)
+  t.ok(script.ok && !('unchanged' in script))
+  if (script.ok && !('unchanged' in script)) {
+    t.match(await gitCli(['--git-dir', gitdir, 'ls-tree', script.tree, 'run.sh']), /^100755 blob/, 'an executable stays executable')
+  }
+  let writes = 0
+  const counting: TreeStore = { readTree: store.readTree, writeTree: async (tree) => { writes++; return await store.writeTree(tree) } }
+  t.same(await replaceFileInTree(counting, executable, 'a/b/c.json', one), { ok: true, unchanged: true, previous: one }, 'same content')
+  t.equal(writes, 0, 'nothing written when unchanged')
+})
+
+t.test('replacing or finding what is not a file says what is missing', async (t) => {
+  const { tree: root } = await added(undefined, 'a/b.json', one)
+  const withLink = await git.writeTree({
+    fs, gitdir, tree: [...(await git.readTree({ fs, gitdir, oid: root })).tree, { mode: '120000', path: 'link', oid: one, type: 'blob' }]
+  })
+  const cases: Array<[string, string]> = [
+    ['x.json', 'x.json'],
+    ['a/x.json', 'a/x.json'],
+    ['a', 'a (a directory, not a file)'],
+    ['a/b.json/c', 'a/b.json/c (a/b.json is not a directory)'],
+    ['link', 'link (a symbolic link, not a file)']
+  ]
+  for (const [filePath, missing] of cases) {
+    t.same(await replaceFileInTree(store, withLink, filePath, two), { ok: false, missing }, filePath)
+  }
+  t.same(await findInTree(store, withLink, 'a/b.json'), { ok: true, entry: { mode: '100644', path: 'b.json', oid: one, type: 'blob' } })
+  t.same(await findInTree(store, withLink, 'a/x'), { ok: false, missing: 'a/x' })
+  t.same(await findInTree(store, withLink, 'a/b.json/c'), { ok: false, missing: 'a/b.json/c (a/b.json is not a directory)' })
+  const dir = await findInTree(store, withLink, 'a')
+  t.ok(dir.ok && dir.entry.type === 'tree', 'a directory is found as a tree')
 })

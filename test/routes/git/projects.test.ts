@@ -7,12 +7,16 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { gitCli, startGitServer } from '../../fixtures/git-server.js'
-import { MAX_CACHE_COMMITS, MAX_CACHE_PACKS, MAX_PUSH_ATTEMPTS } from '../../../plugins/git.js'
+import { MAX_CACHE_COMMITS, MAX_CACHE_PACKS } from '../../../plugins/git-cache.js'
+import { MAX_PUSH_ATTEMPTS } from '../../../plugins/git-projects.js'
 import { adminAuth, buildTestApp, captureLogs, createTestDatabase, createUser, testDatabases, type TestApp, type TestDatabase } from '../../helper.js'
 
 const USER = 'netops-bot'
 const TOKEN = 'glpat-Secret-Token-4f9a2c'
 const WRONG_TOKEN = 'glpat-Wrong-Token-77e1d0'
+// Every case talks to a real git http-backend (a process per request), on both databases: on a
+// busy shared machine this file takes minutes, past the default limit of a test file.
+t.setTimeout(600_000)
 const server = await startGitServer({ username: USER, password: TOKEN })
 t.teardown(async () => { await server.close() })
 

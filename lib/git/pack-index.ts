@@ -61,8 +61,9 @@ interface Entry {
   /** The entry its delta applies to (ofs-delta), or the id of that object (ref-delta). */
   baseIndex?: number
   baseOid?: string
-  /** Set once resolved. */
+  /** Set once resolved: the object's id, in bytes and in hex. */
   oid?: Buffer
+  hex?: string
   type?: ObjectType
   crc: number
 }
@@ -216,7 +217,8 @@ export async function indexPack (packInput: Uint8Array, options: IndexPackOption
     if (e.oid === undefined) {
       e.type = object.type
       e.oid = objectId(object.type, object.data)
-      indexByOid.set(e.oid.toString('hex'), i)
+      e.hex = e.oid.toString('hex')
+      indexByOid.set(e.hex, i)
     }
     cache.set(i, object)
     return object
@@ -318,13 +320,26 @@ export async function indexPack (packInput: Uint8Array, options: IndexPackOption
   }
   if (waiting.length > 0) throw new PackError(`${waiting.length} delta(s) whose base is not in the pack`)
 
-  return { idx: buildIndex(entries, trailer), packSha: trailer.toString('hex'), oids: entries.map((e) => (e.oid as Buffer).toString('hex')) }
+  return { idx: await buildIndex(entries, trailer, pause), packSha: trailer.toString('hex'), oids: entries.map((e) => e.hex as string) }
 }
 
-/** The version-2 index of resolved `entries`: fan-out, sorted ids, CRCs, offsets, checksums. */
-function buildIndex (entries: Entry[], packChecksum: Buffer): Buffer {
+/**
+ * The version-2 index of resolved `entries`: fan-out, sorted ids, CRCs, offsets, checksums. The
+ * ids are sorted within each of the 256 fan-out buckets, as hex strings (their order is the bytes'
+ * order), with a turn for the event loop between buckets: one sort of 50,000 ids by Buffer.compare
+ * held the thread for half a second.
+ */
+async function buildIndex (entries: Entry[], packChecksum: Buffer, pause: () => Promise<void>): Promise<Buffer> {
   const n = entries.length
-  const order = entries.map((_, i) => i).sort((a, b) => Buffer.compare((entries[a] as Entry).oid as Buffer, (entries[b] as Entry).oid as Buffer))
+  const buckets: number[][] = Array.from({ length: 256 }, () => [])
+  entries.forEach((e, i) => { buckets[(e.oid as Buffer)[0] as number]?.push(i) })
+  const order: number[] = []
+  for (const bucket of buckets) {
+    const keyed = bucket.map((i) => ({ i, hex: (entries[i] as Entry).hex as string }))
+    keyed.sort((a, b) => a.hex < b.hex ? -1 : a.hex > b.hex ? 1 : 0)
+    for (const { i } of keyed) order.push(i)
+    await pause()
+  }
   const large = entries.filter((e) => e.offset >= 0x80000000).length
   const size = 8 + 256 * 4 + n * 20 + n * 4 + n * 4 + large * 8 + 20 + 20
   const idx = Buffer.alloc(size)

@@ -182,3 +182,122 @@ export async function gitInitWarm (): Promise<void> {
     await rm(dataDir, { recursive: true, force: true })
   }
 }
+
+const WARM_ROUNDS = 7
+/** A file every generated repository has (see makeLargeRepo): the project read and updated. */
+const EXISTING_PROJECT = 'dir-000/file-00001.json'
+
+async function serviceCall (baseUrl: string, method: 'GET' | 'PUT', repo: string, file: string, project?: Record<string, unknown>): Promise<void> {
+  const url = `${baseUrl}/git/Bench/repos/${encodeURIComponent(repo)}/branches/main/projects/${encodeURIComponent(file)}`
+  const response = await fetch(url, {
+    method,
+    headers: { authorization: auth, ...(project === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: project === undefined ? undefined : JSON.stringify({ project })
+  })
+  const body = await response.text()
+  if (response.status !== 200) throw new Error(`service answered ${response.status}: ${body}`)
+}
+
+/** The median time of each step over `rounds`, the steps' order rotated from one round to the next. */
+async function rotatedRounds (steps: Record<string, (i: number) => Promise<void>>, rounds: number): Promise<Record<string, { ms: number, samplesMs: number[] }>> {
+  const names = Object.keys(steps)
+  const samples: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]))
+  for (let i = 0; i < rounds; i++) {
+    for (let k = 0; k < names.length; k++) {
+      const name = names[(i + k) % names.length] as string
+      const step = steps[name] as (i: number) => Promise<void>
+      samples[name]?.push(await timed(async () => { await step(i) }))
+    }
+  }
+  return Object.fromEntries(names.map((name) => [name, { ms: median(samples[name] ?? []), samplesMs: (samples[name] ?? []).map(round) }]))
+}
+
+/**
+ * Warm: reading and updating a project in repositories of 1,000 and 10,000 files whose cache is
+ * current, against the git CLI in a clone kept between rounds (retrieve: fetch + show; update:
+ * fetch, write, commit, push). The CLI works on a twin repository, so its pushes never move the
+ * branch under the service's cache. The four steps of a round (service and CLI, on each size)
+ * run in an order rotated from round to round, so a machine that speeds up or slows down during
+ * the run favours no side and no size.
+ */
+export async function gitUpdateRetrieveWarm (): Promise<void> {
+  const git = await startGitServer({ username: GIT_USER, password: GIT_TOKEN })
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-git-'))
+  const clones = await mkdtemp(path.join(os.tmpdir(), 'bench-git-clones-'))
+  const service = await startServer('service', serviceEnv(git, dataDir))
+  try {
+    const sizes = [1000, 10_000]
+    const cli: Record<number, (...args: string[]) => Promise<string>> = {}
+    for (const files of sizes) {
+      await git.makeLargeRepo(`bench/warm-${files}`, { files, commits: 20 })
+      await git.makeLargeRepo(`bench/warm-${files}-cli`, { files, commits: 20 })
+      const work = path.join(clones, String(files))
+      await gitCli(['-c', gitAuth, 'clone', '-q', '--branch', 'main', git.repoUrl(`bench/warm-${files}-cli`), work])
+      cli[files] = async (...args) => await gitCli(['-c', gitAuth, '-c', 'user.name=Bench', '-c', 'user.email=bench@example.com', ...args], { cwd: work })
+      // Unmeasured: the service's cache made and its code paths run once.
+      await serviceCall(service.url, 'GET', `bench/warm-${files}`, EXISTING_PROJECT)
+      await serviceCall(service.url, 'PUT', `bench/warm-${files}`, EXISTING_PROJECT, projectContent('warm-up'))
+    }
+    const operations = {
+      retrieve: {
+        service: async (files: number) => { await serviceCall(service.url, 'GET', `bench/warm-${files}`, EXISTING_PROJECT) },
+        cli: async (files: number) => {
+          const run = cli[files] as (...args: string[]) => Promise<string>
+          await run('fetch', '-q', 'origin', 'main')
+          await run('show', `origin/main:${EXISTING_PROJECT}`)
+        }
+      },
+      update: {
+        service: async (files: number, i: number) => {
+          await serviceCall(service.url, 'PUT', `bench/warm-${files}`, EXISTING_PROJECT, projectContent(`service-${i}`))
+        },
+        cli: async (files: number, i: number) => {
+          const run = cli[files] as (...args: string[]) => Promise<string>
+          await run('fetch', '-q', 'origin', 'main')
+          await run('merge', '-q', '--ff-only', 'origin/main')
+          await writeFile(path.join(clones, String(files), EXISTING_PROJECT), `${JSON.stringify(projectContent(`cli-${i}`), null, 2)}\n`)
+          await run('commit', '-q', '-a', '-m', `Update project ${EXISTING_PROJECT}`)
+          await run('push', '-q', 'origin', 'HEAD:refs/heads/main')
+        }
+      }
+    }
+    for (const [operation, { service: onService, cli: onCli }] of Object.entries(operations)) {
+      const steps: Record<string, (i: number) => Promise<void>> = {}
+      for (const files of sizes) {
+        steps[`service-${files}`] = async (i) => { await onService(files, i) }
+        steps[`cli-${files}`] = async (i) => { await onCli(files, i) }
+      }
+      const figures = await rotatedRounds(steps, WARM_ROUNDS)
+      const at = (name: string): { ms: number, samplesMs: number[] } => figures[name] ?? { ms: 0, samplesMs: [] }
+      for (const files of sizes) {
+        const ours = at(`service-${files}`)
+        const theirs = at(`cli-${files}`)
+        report({
+          scenario: `git-${operation}-warm-vs-cli-${files / 1000}k`,
+          target: 'ratio <= 0.5',
+          files,
+          rounds: WARM_ROUNDS,
+          serviceMs: round(ours.ms),
+          cliMs: round(theirs.ms),
+          serviceSamplesMs: ours.samplesMs,
+          cliSamplesMs: theirs.samplesMs,
+          ratio: Number((ours.ms / theirs.ms).toFixed(3))
+        })
+      }
+      const small = at('service-1000').ms
+      const large = at('service-10000').ms
+      report({
+        scenario: `git-${operation}-warm-10k-vs-1k`,
+        target: 'ratio <= 1.5',
+        serviceMs1k: round(small),
+        serviceMs10k: round(large),
+        ratio: Number((large / small).toFixed(3))
+      })
+    }
+  } finally {
+    await service.stop()
+    await git.close()
+    await rm(dataDir, { recursive: true, force: true })
+    await rm(clones, { recursive: true, force: true })
+  }
+}

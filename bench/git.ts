@@ -1,9 +1,13 @@
 // Git scenarios: initializing a project through the service with a cold cache (a first fetch of a
 // large repository) and with a warm one, each against the git CLI doing the same work from nothing
 // (clone --depth 1, write, commit, push), in one run against one local git http-backend.
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import git from 'isomorphic-git'
+import fs from 'node:fs'
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import os from 'node:os'
 import path from 'node:path'
+import { indexPack } from '../lib/git/pack-index.js'
 import { gitCli, startGitServer, type GitServer } from '../test/fixtures/git-server.js'
 import { median, report, startServer } from './measure.js'
 
@@ -299,5 +303,56 @@ export async function gitUpdateRetrieveWarm (): Promise<void> {
     await git.close()
     await rm(dataDir, { recursive: true, force: true })
     await rm(clones, { recursive: true, force: true })
+  }
+}
+
+/** How long `fn` takes, and the longest it held this process's event loop. */
+async function timedWithLoop (fn: () => Promise<void>): Promise<{ ms: number, loopHeldMs: number }> {
+  const delay = monitorEventLoopDelay({ resolution: 10 })
+  delay.enable()
+  const ms = await timed(fn)
+  delay.disable()
+  return { ms, loopHeldMs: delay.max / 1e6 }
+}
+
+/**
+ * The pack index alone, on the pack a depth-1 clone of a 10,000-file repository gets: ours
+ * (lib/git/pack-index.ts) against isomorphic-git's indexPack (GitPackIndex.fromPack + toBuffer,
+ * what its fetch runs), one run each in this process, with the longest hold of the event loop.
+ */
+export async function gitPackIndex (): Promise<void> {
+  const files = 10_000
+  const server = await startGitServer()
+  const work = await mkdtemp(path.join(os.tmpdir(), 'bench-pack-index-'))
+  try {
+    await server.makeLargeRepo('bench/pack', { files, commits: 20 })
+    const bare = path.join(work, 'clone.git')
+    await gitCli(['clone', '-q', '--bare', '--depth', '1', `file://${server.repoDir('bench/pack')}`, bare])
+    const packDir = path.join(bare, 'objects', 'pack')
+    const name = (await readdir(packDir)).find((f) => f.endsWith('.pack')) as string
+    const pack = await readFile(path.join(packDir, name))
+    await rm(path.join(packDir, name.replace(/\.pack$/, '.idx')))
+
+    let ourIdx: Buffer = Buffer.alloc(0)
+    const ours = await timedWithLoop(async () => { ourIdx = (await indexPack(pack)).idx })
+    const theirs = await timedWithLoop(async () => {
+      await git.indexPack({ fs, dir: bare, gitdir: bare, filepath: `objects/pack/${name}`, cache: {} })
+    })
+    const theirIdx = await readFile(path.join(packDir, name.replace(/\.pack$/, '.idx')))
+    report({
+      scenario: 'git-pack-index-vs-isomorphic-git-10k',
+      files,
+      objects: pack.readUInt32BE(8),
+      packBytes: pack.length,
+      ms: round(ours.ms),
+      isomorphicGitMs: round(theirs.ms),
+      ratio: Number((ours.ms / theirs.ms).toFixed(3)),
+      loopHeldMs: round(ours.loopHeldMs),
+      isomorphicGitLoopHeldMs: round(theirs.loopHeldMs),
+      sameIndex: ourIdx.equals(theirIdx)
+    })
+  } finally {
+    await server.close()
+    await rm(work, { recursive: true, force: true })
   }
 }

@@ -3,7 +3,7 @@
 import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
 import { studioGet, studioPut } from './studio.js'
 import { behindNginx, outageRecovery } from './ops.js'
-import { gitInitCold, gitInitWarm, gitUpdateRetrieveWarm } from './git.js'
+import { gitInitCold, gitInitWarm, gitPackIndex, gitUpdateRetrieveWarm } from './git.js'
 import { restQueryVsReplyFrom } from './orchestrator.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
@@ -13,6 +13,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   'studio-get': studioGet,
   'behind-nginx': behindNginx,
   'database-outage-recovery': outageRecovery,
+  'git-pack-index-vs-isomorphic-git': gitPackIndex,
   'git-init-cold-vs-cli': gitInitCold,
   'git-init-warm-vs-cli': gitInitWarm,
   'git-update-retrieve-warm-vs-cli': gitUpdateRetrieveWarm,

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import path from 'node:path'
 import { indexPack } from '../lib/git/pack-index.js'
+import { validateBranchName } from '../lib/git/paths.js'
 import { GitProtocolError } from '../lib/git/receive-pack.js'
 import { fetchCapabilities, parseUploadPackResponse, uploadPackRequest } from '../lib/git/upload-pack.js'
 import { AGENT, type Remote } from './git-transport.js'
@@ -80,6 +81,7 @@ export async function fetchInto (remote: Remote, target: FetchTarget, options: F
   const advertised = refs.find((r) => r.ref === options.remoteRef)
   if (advertised === undefined) throw new Errors.NotFoundError(options.remoteRef)
   const want = advertised.oid
+  if (!/^[0-9a-f]{40}$/.test(want)) throw new GitProtocolError(`the provider advertised ${options.remoteRef} at no object id`)
 
   // A commit the cache already holds (a push of ours, a branch made from another) needs no pack.
   if (!await hasObject(target, want)) {
@@ -120,10 +122,11 @@ export async function fetchInto (remote: Remote, target: FetchTarget, options: F
   // symbolic refs/remotes/origin/HEAD to the default branch's.
   const tracking = (ref: string): string => `refs/remotes/${REMOTE}/${ref.slice(HEADS.length)}`
   if (options.remoteRef === 'HEAD') {
-    const target_ = advertised.target
-    if (target_?.startsWith(HEADS) === true) {
-      await git.writeRef({ fs, gitdir: target.gitdir, ref: tracking(target_), value: want, force: true })
-      await git.writeRef({ fs, gitdir: target.gitdir, ref: `refs/remotes/${REMOTE}/HEAD`, value: tracking(target_), symbolic: true, force: true })
+    const defaultBranch = advertised.target?.startsWith(HEADS) === true ? advertised.target : undefined
+    // A default branch named as no branch can be (a hostile advertisement) is tracked by its commit alone.
+    if (defaultBranch !== undefined && validateBranchName(defaultBranch.slice(HEADS.length)).ok) {
+      await git.writeRef({ fs, gitdir: target.gitdir, ref: tracking(defaultBranch), value: want, force: true })
+      await git.writeRef({ fs, gitdir: target.gitdir, ref: `refs/remotes/${REMOTE}/HEAD`, value: tracking(defaultBranch), symbolic: true, force: true })
     } else {
       await git.writeRef({ fs, gitdir: target.gitdir, ref: `refs/remotes/${REMOTE}/HEAD`, value: want, force: true })
     }

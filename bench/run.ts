@@ -4,7 +4,7 @@ import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
 import { maintenanceBearerVsBasic } from './auth.js'
 import { studioGet, studioPut } from './studio.js'
 import { behindNginx, outageRecovery } from './ops.js'
-import { gitInitWarm } from './git.js'
+import { gitInitCold, gitInitWarm, gitPackIndex, gitUpdateRetrieveWarm } from './git.js'
 import { restQueryVsReplyFrom } from './orchestrator.js'
 import { importColliding, listsAtScale } from './lists.js'
 
@@ -16,7 +16,10 @@ const scenarios: Record<string, () => Promise<void>> = {
   'studio-get': studioGet,
   'behind-nginx': behindNginx,
   'database-outage-recovery': outageRecovery,
+  'git-pack-index-vs-isomorphic-git': gitPackIndex,
+  'git-init-cold-vs-cli': gitInitCold,
   'git-init-warm-vs-cli': gitInitWarm,
+  'git-update-retrieve-warm-vs-cli': gitUpdateRetrieveWarm,
   'orchestrator-restquery': restQueryVsReplyFrom,
   'lists-100k': listsAtScale,
   'import-colliding': importColliding

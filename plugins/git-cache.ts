@@ -9,6 +9,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { branchRef, cacheDirName } from '../lib/git/paths.js'
 import type { TreeStore } from '../lib/git/tree.js'
 import { describe, remote, type Remote } from './git-transport.js'
+import { fetchInto } from './git-fetch.js'
 
 const REMOTE = 'origin'
 const TRACKING_HEAD = `refs/remotes/${REMOTE}/HEAD`
@@ -142,20 +143,10 @@ export function gitCaches (dataDir: string): GitCaches {
     const known = await resolveRef(repo, trackingRef(branch)) !== undefined
       ? trackingRef(branch)
       : await resolveRef(repo, TRACKING_HEAD) !== undefined ? TRACKING_HEAD : undefined
-    const fetchRef = async (remoteRef: string) => await remote(repo, async () => await git.fetch({
-      fs,
-      http: repo.http,
-      gitdir: repo.gitdir,
-      url: repo.url,
-      remote: REMOTE,
-      // `ref` is what isomorphic-git offers as "have"; `remoteRef` what it asks for.
-      ref: known ?? trackingRef(branch),
+    const fetchRef = async (remoteRef: string) => await remote(repo, async () => await fetchInto(repo, repo, {
       remoteRef,
-      singleBranch: true,
-      tags: false,
-      depth: known === undefined ? 1 : undefined,
-      headers: repo.headers(),
-      cache: repo.cache
+      have: known,
+      depth: known === undefined ? 1 : undefined
     }))
     try {
       const { fetchHead } = await fetchRef(branchRef(branch))

@@ -2,6 +2,8 @@ import fp from 'fastify-plugin'
 import type { Db } from './database.js'
 import type { User } from '../schemas/users.js'
 import type { OAuthClient } from '../schemas/auth.js'
+import { OAUTH_CLIENT_LIST } from '../schemas/auth.js'
+import { listStatements, totalFromPage, type ListRequest } from '../lib/http/list-query.js'
 import { generateClientId, generateToken, tokenDigest } from '../lib/auth/tokens.js'
 
 /** What a token stands for: its user as it is now, and its client when it is an OAuth access token. */
@@ -100,9 +102,13 @@ export function sessionsRepository (db: Db) {
       return { client: toClient(row), secret }
     },
 
-    async listClients (): Promise<OAuthClient[]> {
-      const { rows } = await db.query<ClientRow>(`SELECT ${CLIENT_COLUMNS} FROM oauth_clients ORDER BY created_at, client_id`)
-      return rows.map(toClient)
+    /** A page of OAuth clients, and how many match (see LIST_COUNT_LOOKAHEAD). */
+    async listClients (request: ListRequest): Promise<{ items: OAuthClient[], total: number }> {
+      const { page, count } = listStatements(OAUTH_CLIENT_LIST, request, { table: 'oauth_clients', columns: CLIENT_COLUMNS, arms: [[]], params: [] })
+      const { rows } = await db.query<ClientRow>(page.text, page.params, { plan: 'custom' })
+      const total = totalFromPage(request, rows.length) ??
+        (await db.query<{ n: number }>(count.text, count.params, { plan: 'custom' })).rows[0]?.n ?? 0
+      return { items: rows.map(toClient), total }
     },
 
     /** A client's secret digest and its user's state, for a token request. */

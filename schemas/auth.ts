@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Role } from './common.js'
 import { CLIENT_ID_PATTERN } from '../lib/auth/tokens.js'
+import { listQuerySchema, pageSchema, type ListSpec } from '../lib/http/list-query.js'
 
 const Username = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$' })
 
@@ -53,7 +54,26 @@ export const OAuthClientCreated = Type.Object({
 })
 
 export const OAuthClientParams = Type.Object({ clientId: Type.String({ pattern: CLIENT_ID_PATTERN }) })
-export const OAuthClientList = Type.Object({ results: Type.Array(OAuthClient), total: Type.Integer() })
+
+/**
+ * The list language on OAuth clients: sorted by client_id (the primary key's order; the only
+ * unique column), filtered on name (default), username or client_id.
+ */
+export const OAUTH_CLIENT_LIST: ListSpec = {
+  idField: 'client_id',
+  fields: ['client_id', 'username', 'name', 'createdBy', 'createdAt'],
+  sortable: { client_id: 'client_id' },
+  defaultSort: 'client_id',
+  filterable: { name: 'name', username: 'username', client_id: 'client_id' },
+  defaultFilterField: 'name',
+  maxLimit: 100,
+  maxValueLength: 200
+}
+
+export const OAuthClientList = pageSchema(OAuthClient, 'The OAuth clients of the page (never their secrets).')
+
+/** A page of GET /oauth/clients. */
+export const OAuthClientListQuery = listQuerySchema(OAUTH_CLIENT_LIST)
 
 /** RFC 6749 section 4.4.2, form-encoded; the client may authenticate with HTTP Basic instead of the body. */
 export const TokenRequest = Type.Object({

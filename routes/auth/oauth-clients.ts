@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ADMINS } from '../../plugins/auth.js'
 import { HttpError } from '../../lib/http/errors.js'
+import { pageEnvelope, parseListQuery, project } from '../../lib/http/list-query.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
-import { OAuthClientCreate, OAuthClientCreated, OAuthClientList, OAuthClientParams } from '../../schemas/auth.js'
+import { OAUTH_CLIENT_LIST, OAuthClientCreate, OAuthClientCreated, OAuthClientList, OAuthClientListQuery, OAuthClientParams } from '../../schemas/auth.js'
 
 /** OAuth 2.0 clients: service accounts that act as a user (its roles and groups). Admin only. */
 const oauthClients: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -34,10 +35,19 @@ const oauthClients: FastifyPluginAsyncTypebox = async (fastify) => {
 
   fastify.get('/', {
     config,
-    schema: { summary: 'List OAuth clients (never their secrets)', tags, response: { 200: OAuthClientList } }
-  }, async () => {
-    const results = await repo.listClients()
-    return { results, total: results.length }
+    schema: {
+      summary: 'List OAuth clients (never their secrets), a page at a time',
+      description: 'The platform\'s list language: limit (default 25, at most 100), skip, sort (client_id), order (1 or -1), ' +
+        'include / exclude, and equals, contains, starts-with on name (default), username or client_id.',
+      tags,
+      querystring: OAuthClientListQuery,
+      response: { 200: OAuthClientList, ...errorResponses(400) }
+    }
+  }, async (request) => {
+    const list = parseListQuery(OAUTH_CLIENT_LIST, request.query)
+    if (!list.ok) throw new HttpError(400, list.reason)
+    const { items, total } = await repo.listClients(list.value)
+    return pageEnvelope(items.map((client) => project(client, list.value.projection)), list.value, total)
   })
 
   fastify.delete('/:clientId', {

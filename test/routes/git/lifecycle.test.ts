@@ -38,6 +38,9 @@ async function gitWithInput (args: string[], input: string | Buffer): Promise<st
   const child = spawn('git', args, { env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' }, stdio: ['pipe', 'pipe', 'inherit'] })
   let out = ''
   child.stdout.setEncoding('utf8').on('data', (s: string) => { out += s })
+  // A command that needs no input (commit-tree -m) may exit before reading it: the closed pipe is
+  // no failure of its own, its exit code says whether it worked.
+  child.stdin.on('error', () => {})
   child.stdin.end(input)
   const [code] = await once(child, 'close') as [number]
   if (code !== 0) throw new Error(`git ${args.join(' ')} failed (${code})`)

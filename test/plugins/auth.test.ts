@@ -33,6 +33,18 @@ for (const database of testDatabases) {
       t.equal((await app.inject({ url: route, headers: { authorization: spaced } })).statusCode, 200)
     })
 
+    t.test('a password with a control character is not Basic credentials (RFC 7617), and logs in with POST /login', async (t) => {
+      const password = 'tab\there-password'
+      const auth = await createUser(app, { username: 'tabbed', password })
+      const before = app.passwordChecks()
+      const refused = await app.inject({ url: route, headers: { authorization: auth } })
+      t.equal(refused.statusCode, 401)
+      t.equal(refused.headers['www-authenticate'], 'Basic realm="netauto"')
+      t.equal(app.passwordChecks(), before, 'refused before any password check')
+      const login = await app.inject({ method: 'POST', url: '/login', payload: { user: { username: 'tabbed', password } } })
+      t.equal(login.statusCode, 200)
+    })
+
     t.test('right credentials pass, again and again (the cached path)', async (t) => {
       for (let i = 0; i < 3; i++) {
         const response = await app.inject({ url: route, headers: { authorization: adminAuth } })

@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import basicAuth from '@fastify/basic-auth'
 import cookie from '@fastify/cookie'
 import { Type, type Static } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify'
@@ -228,15 +229,44 @@ export default fp(async (fastify) => {
     return await attempt
   }
 
-  async function basicLogin (request: FastifyRequest, header: string): Promise<Known | undefined> {
-    const credentials = parseBasicAuthorization(header)
-    // Not credentials at all: the challenge, and nothing counted.
-    if (credentials === undefined) return undefined
-    return await once(header, async () => {
-      const generation = cache.generation(credentials.username)
-      const record = await checkPassword(request.ip, credentials.username, credentials.password)
-      return record === undefined ? undefined : remember(header, record, generation)
-    })
+  // HTTP Basic is read by @fastify/basic-auth: it parses the header (RFC 7617: scheme, base64,
+  // UTF-8, no control characters) and calls `validate` with the credentials. A header that is not
+  // Basic credentials at all never reaches `validate`: the challenge, and nothing counted.
+  // `validate` gives what it verified back through `verified`, keyed by the request it ran for.
+  const verified = new WeakMap<FastifyRequest, Known>()
+  async function validate (username: string, password: string, request: FastifyRequest): Promise<void> {
+    const header = request.headers.authorization ?? ''
+    let record: LoginRecord | undefined
+    // Read before the user's row: a change of the user while this check runs voids its result.
+    const generation = cache.generation(username)
+    try {
+      record = await checkPassword(request.ip, username, password)
+    } catch (err) {
+      // The plugin makes any error without a status a 401 with the challenge: a refusal, an
+      // outage or a bug each keep their own status instead (429 and 503 are HttpErrors already).
+      if (err instanceof HttpError) throw err
+      throw isDatabaseUnavailable(err) ? databaseUnavailable(err) : new HttpError(500, 'Could not check the credentials', { cause: err })
+    }
+    if (record === undefined) throw unauthorized()
+    verified.set(request, remember(header, record, generation))
+  }
+  // No `authenticate` option: the plugin would answer `Basic realm="netauto", charset="UTF-8"`,
+  // and drops the charset only when it also decodes credentials as ASCII, which would refuse
+  // non-ASCII passwords. The challenge stays `Basic realm="netauto"`, written in one place
+  // (`authenticate` below) for every kind of credential. Lax parsing: optional whitespace around
+  // the scheme and credentials, as clients sent it before (RFC 7230 3.2.3 BWS).
+  await fastify.register(basicAuth, { validate, strictCredentials: false })
+
+  /** Verifies a Basic header the cache did not know through @fastify/basic-auth; undefined when refused. */
+  async function basicLogin (request: FastifyRequest, reply: FastifyReply, header: string): Promise<Known | undefined> {
+    return await once(header, async () => await new Promise<Known | undefined>((resolve, reject) => {
+      fastify.basicAuth(request, reply, (err?: Error) => {
+        if (err === undefined) resolve(verified.get(request))
+        // Malformed, not Basic, or wrong credentials: refused; the caller sends the challenge.
+        else if ((err as { statusCode?: unknown }).statusCode === 401) resolve(undefined)
+        else reject(err)
+      })
+    }))
   }
 
   async function tokenLogin (method: AuthMethod, token: string, key: string): Promise<Known | undefined> {
@@ -263,7 +293,7 @@ export default fp(async (fastify) => {
           challenge = TOKEN_CHALLENGE
           known = await tokenLogin('bearer', bearer?.[1] ?? '', header)
         } else {
-          known = await basicLogin(request, header)
+          known = await basicLogin(request, reply, header)
         }
       } else if (queryToken !== undefined) {
         challenge = TOKEN_CHALLENGE

@@ -21,8 +21,28 @@ for (const database of testDatabases) {
         const response = await app.inject({ url: route, headers: h })
         t.equal(response.statusCode, 401, JSON.stringify(h))
         t.match(response.headers['www-authenticate'], /^Basic realm="netauto"/)
-        t.match(response.json(), { statusCode: 401, error: 'Unauthorized' })
+        if (h.authorization?.startsWith('Bearer') !== true) t.equal(response.headers['www-authenticate'], 'Basic realm="netauto"', 'the challenge, exactly')
+        t.same(response.json(), { statusCode: 401, error: 'Unauthorized', message: 'Missing or invalid credentials' })
       }
+    })
+
+    t.test('UTF-8 credentials, and blanks around the scheme and credentials, are read', async (t) => {
+      const auth = await createUser(app, { username: 'zoe', password: 'pässwörd-中文-ok' })
+      t.equal((await app.inject({ url: route, headers: { authorization: auth } })).statusCode, 200)
+      const spaced = auth.replace(/^Basic /, ' basic \t ') + ' '
+      t.equal((await app.inject({ url: route, headers: { authorization: spaced } })).statusCode, 200)
+    })
+
+    t.test('a password with a control character is not Basic credentials (RFC 7617), and logs in with POST /login', async (t) => {
+      const password = 'tab\there-password'
+      const auth = await createUser(app, { username: 'tabbed', password })
+      const before = app.passwordChecks()
+      const refused = await app.inject({ url: route, headers: { authorization: auth } })
+      t.equal(refused.statusCode, 401)
+      t.equal(refused.headers['www-authenticate'], 'Basic realm="netauto"')
+      t.equal(app.passwordChecks(), before, 'refused before any password check')
+      const login = await app.inject({ method: 'POST', url: '/login', payload: { user: { username: 'tabbed', password } } })
+      t.equal(login.statusCode, 200)
     })
 
     t.test('right credentials pass, again and again (the cached path)', async (t) => {
@@ -69,6 +89,16 @@ t.test('a database outage during login is a 503, not a 401', async (t) => {
   t.equal(response.headers['www-authenticate'], undefined)
   const ready = await app.inject({ url: '/ready' })
   t.equal(ready.statusCode, 503)
+})
+
+t.test('a failure of the password check that is not an outage is a 500, not a 401', async (t) => {
+  const app = await buildTestApp(t)
+  const auth = await createUser(app, { username: 'unlucky' })
+  app.usersRepository.findForLogin = async () => { throw new Error('unexpected') }
+  const response = await app.inject({ url: route, headers: { authorization: auth } })
+  t.equal(response.statusCode, 500)
+  t.match(response.json(), { statusCode: 500, error: 'Internal Server Error' })
+  t.equal(response.headers['www-authenticate'], undefined)
 })
 
 t.test('concurrent requests with one new credential share a single password check', async (t) => {

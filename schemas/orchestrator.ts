@@ -1,11 +1,23 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { ErrorResponse } from './common.js'
 
-// Adapter ids appear in paths and logs: a plain identifier, no separators or escapes.
+// Adapter ids are names as users write them (`Local NSO`, `nso-lab_2`): letters (any script),
+// digits, spaces inside and the punctuation names use. Never '/', '\\', '%', '?', '#' or control
+// characters (paths carry ids URL-encoded, logs carry them as they are), never a leading or
+// trailing space. Ids of the earlier, stricter rule stay valid.
+export const ADAPTER_ID_MAX_LENGTH = 128
+const ID_FIRST = '[\\p{L}\\p{N}]'
+const ID_INNER = "[\\p{L}\\p{M}\\p{N} ._\\-()\\[\\]@+:,&']"
+const ID_LAST = "[\\p{L}\\p{M}\\p{N}._\\-()\\[\\]@+:,&']"
+export const ADAPTER_ID_PATTERN = `^${ID_FIRST}(?:${ID_INNER}{0,${ADAPTER_ID_MAX_LENGTH - 2}}${ID_LAST})?$`
 export const AdapterId = Type.String({
-  pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$',
-  description: 'Adapter name: a letter or digit, then up to 63 letters, digits, ".", "_" or "-".',
-  examples: ['nso-lab']
+  minLength: 1,
+  maxLength: ADAPTER_ID_MAX_LENGTH,
+  pattern: ADAPTER_ID_PATTERN,
+  description: `Adapter name, up to ${ADAPTER_ID_MAX_LENGTH} characters: starts with a letter or digit; then letters, digits, ` +
+    "spaces and . _ - ( ) [ ] @ + : , & '; no leading or trailing space, no '/', '\\\\', '%', '?', '#' or control " +
+    'characters. URL-encoded in paths (`Local%20NSO`).',
+  examples: ['nso-lab', 'Local NSO', 'nso-lab_2']
 })
 
 const BaseUrl = Type.String({

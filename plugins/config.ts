@@ -35,7 +35,8 @@ export const ConfigSchema = Type.Object({
   GIT_PROVIDERS: Type.Optional(Type.String()),
   ORCHESTRATOR_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
   ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
-  ORCHESTRATOR_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 256, default: 10 })
+  ORCHESTRATOR_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 256, default: 10 }),
+  ORCHESTRATOR_POOL_IDLE_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000 })
 })
 
 /** The settings, plus what is parsed from them once at start. */

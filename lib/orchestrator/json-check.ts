@@ -1,0 +1,304 @@
+// Checks that bytes arriving in chunks form one JSON text (RFC 8259, UTF-8), without building
+// any value: the relay embeds an orchestrator's JSON answer in its own reply as bytes, and must
+// know it is JSON a client can parse, at a cost close to reading it once.
+
+// Deep enough for any YANG document; shallow enough for every client's parser (Python's json
+// stops near 1,000 levels, JSON.stringify overflows the stack somewhat further).
+export const MAX_JSON_DEPTH = 512
+
+// What is expected next.
+const VALUE = 0 // a value (document start, after ':' or after ',' in an array)
+const VALUE_OR_CLOSE = 1 // after '['
+const KEY_OR_CLOSE = 2 // after '{'
+const KEY = 3 // after ',' in an object
+const COLON = 4
+const AFTER = 5 // after a value: ',', a closing bracket, or (at depth 0) only whitespace
+const STRING = 6
+const ESCAPE = 7
+const UNICODE = 8
+const UTF8 = 9
+const MINUS = 10
+const ZERO = 11
+const INT = 12
+const DOT = 13
+const FRAC = 14
+const EXP_MARK = 15
+const EXP_SIGN = 16
+const EXP = 17
+const LITERAL = 18
+const FAILED = 19
+
+const ARRAY = 1
+const OBJECT = 2
+
+const TRUE = Buffer.from('true')
+const FALSE = Buffer.from('false')
+const NULL = Buffer.from('null')
+
+const isWhitespace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39
+const isHex = (c: number): boolean => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66)
+
+/**
+ * Feed it with `write(chunk)`, then `end()`; each returns undefined while the text is valid, else
+ * why it is not (the first problem, with its byte offset). Memory: one byte per open level.
+ */
+export class JsonChecker {
+  readonly #maxDepth: number
+  readonly #stack: Uint8Array
+  #depth = 0
+  #state = VALUE
+  #inKey = false
+  #hexLeft = 0
+  #utf8Left = 0
+  #utf8Low = 0
+  #utf8High = 0
+  #literal: Buffer = TRUE
+  #literalAt = 0
+  #offset = 0
+  #problem: string | undefined
+
+  constructor (maxDepth = MAX_JSON_DEPTH) {
+    this.#maxDepth = maxDepth
+    this.#stack = new Uint8Array(maxDepth)
+  }
+
+  /** Bytes read so far. */
+  get bytes (): number {
+    return this.#offset
+  }
+
+  write (chunk: Uint8Array): string | undefined {
+    if (this.#problem !== undefined) return this.#problem
+    const length = chunk.length
+    let i = 0
+    while (i < length) {
+      const c = chunk[i] as number
+      switch (this.#state) {
+        case STRING: {
+          // The common case, plain ASCII inside a string, in a loop of its own.
+          let j = i
+          let b = c
+          while (b >= 0x20 && b < 0x80 && b !== 0x22 && b !== 0x5c) {
+            if (++j === length) break
+            b = chunk[j] as number
+          }
+          if (j === length) {
+            i = j
+            break
+          }
+          i = j
+          if (b === 0x22) {
+            if (this.#inKey) this.#state = COLON
+            else this.#valueDone()
+          } else if (b === 0x5c) {
+            this.#state = ESCAPE
+          } else if (b < 0x20) {
+            return this.#fail('a control character inside a string', i)
+          } else if (!this.#utf8Lead(b)) {
+            return this.#fail('bytes that are not UTF-8', i)
+          }
+          i++
+          break
+        }
+        case VALUE:
+        case VALUE_OR_CLOSE:
+          if (isWhitespace(c)) { i++; break }
+          if (c === 0x5d && this.#state === VALUE_OR_CLOSE) {
+            this.#depth--
+            this.#valueDone()
+            i++
+            break
+          }
+          if (!this.#startValue(c, i)) return this.#fail(`an unexpected ${describe(c)}`, i)
+          i++
+          break
+        case KEY_OR_CLOSE:
+        case KEY:
+          if (isWhitespace(c)) { i++; break }
+          if (c === 0x22) {
+            this.#inKey = true
+            this.#state = STRING
+          } else if (c === 0x7d && this.#state === KEY_OR_CLOSE) {
+            this.#depth--
+            this.#valueDone()
+          } else {
+            return this.#fail(`an unexpected ${describe(c)} where a member name was expected`, i)
+          }
+          i++
+          break
+        case COLON:
+          if (isWhitespace(c)) { i++; break }
+          if (c !== 0x3a) return this.#fail(`an unexpected ${describe(c)} where ':' was expected`, i)
+          this.#state = VALUE
+          i++
+          break
+        case AFTER:
+          if (isWhitespace(c)) { i++; break }
+          if (this.#depth === 0) return this.#fail(`an unexpected ${describe(c)} after the document`, i)
+          if (c === 0x2c) {
+            this.#state = this.#stack[this.#depth - 1] === ARRAY ? VALUE : KEY
+          } else if (c === 0x5d && this.#stack[this.#depth - 1] === ARRAY) {
+            this.#depth--
+            this.#valueDone()
+          } else if (c === 0x7d && this.#stack[this.#depth - 1] === OBJECT) {
+            this.#depth--
+            this.#valueDone()
+          } else {
+            return this.#fail(`an unexpected ${describe(c)}`, i)
+          }
+          i++
+          break
+        case ESCAPE:
+          if (c === 0x75) {
+            this.#state = UNICODE
+            this.#hexLeft = 4
+          } else if (c === 0x22 || c === 0x5c || c === 0x2f || c === 0x62 || c === 0x66 || c === 0x6e || c === 0x72 || c === 0x74) {
+            this.#state = STRING
+          } else {
+            return this.#fail('an invalid escape in a string', i)
+          }
+          i++
+          break
+        case UNICODE:
+          if (!isHex(c)) return this.#fail('an invalid \\u escape in a string', i)
+          if (--this.#hexLeft === 0) this.#state = STRING
+          i++
+          break
+        case UTF8:
+          if (c < this.#utf8Low || c > this.#utf8High) return this.#fail('bytes that are not UTF-8', i)
+          this.#utf8Low = 0x80
+          this.#utf8High = 0xbf
+          if (--this.#utf8Left === 0) this.#state = STRING
+          i++
+          break
+        case MINUS:
+          if (c === 0x30) this.#state = ZERO
+          else if (isDigit(c)) this.#state = INT
+          else return this.#fail('a malformed number', i)
+          i++
+          break
+        case ZERO:
+        case INT:
+          if (isDigit(c) && this.#state === INT) { i++; break }
+          if (c === 0x2e) { this.#state = DOT; i++; break }
+          if (c === 0x65 || c === 0x45) { this.#state = EXP_MARK; i++; break }
+          if (isDigit(c)) return this.#fail('a number with a leading zero', i)
+          this.#valueDone() // the byte ends the number and is read again
+          break
+        case DOT:
+          if (!isDigit(c)) return this.#fail('a malformed number', i)
+          this.#state = FRAC
+          i++
+          break
+        case FRAC:
+          if (isDigit(c)) { i++; break }
+          if (c === 0x65 || c === 0x45) { this.#state = EXP_MARK; i++; break }
+          this.#valueDone()
+          break
+        case EXP_MARK:
+          if (c === 0x2b || c === 0x2d) this.#state = EXP_SIGN
+          else if (isDigit(c)) this.#state = EXP
+          else return this.#fail('a malformed number', i)
+          i++
+          break
+        case EXP_SIGN:
+          if (!isDigit(c)) return this.#fail('a malformed number', i)
+          this.#state = EXP
+          i++
+          break
+        case EXP:
+          if (isDigit(c)) { i++; break }
+          this.#valueDone()
+          break
+        case LITERAL:
+          if (c !== this.#literal[this.#literalAt]) return this.#fail(`an unexpected ${describe(c)}`, i)
+          if (++this.#literalAt === this.#literal.length) this.#valueDone()
+          i++
+          break
+        default:
+          return this.#problem
+      }
+      if (this.#problem !== undefined) return this.#problem
+    }
+    this.#offset += length
+    return undefined
+  }
+
+  /** Whether what was written is one complete JSON text. */
+  end (): string | undefined {
+    if (this.#problem !== undefined) return this.#problem
+    const state = this.#state
+    if (this.#depth === 0 && (state === AFTER || state === ZERO || state === INT || state === FRAC || state === EXP)) return undefined
+    if (state === VALUE && this.#depth === 0) {
+      this.#state = FAILED
+      this.#problem = 'no JSON value at all'
+      return this.#problem
+    }
+    return this.#fail('the document ends before it is complete', 0)
+  }
+
+  #startValue (c: number, at: number): boolean {
+    switch (c) {
+      case 0x7b: // {
+      case 0x5b: // [
+        if (this.#depth === this.#maxDepth) {
+          this.#fail(`nesting deeper than ${this.#maxDepth} levels`, at)
+          return true
+        }
+        this.#stack[this.#depth++] = c === 0x7b ? OBJECT : ARRAY
+        this.#state = c === 0x7b ? KEY_OR_CLOSE : VALUE_OR_CLOSE
+        return true
+      case 0x22:
+        this.#inKey = false
+        this.#state = STRING
+        return true
+      case 0x2d:
+        this.#state = MINUS
+        return true
+      case 0x74:
+      case 0x66:
+      case 0x6e:
+        this.#literal = c === 0x74 ? TRUE : c === 0x66 ? FALSE : NULL
+        this.#literalAt = 1
+        this.#state = LITERAL
+        return true
+      default:
+        if (c === 0x30) this.#state = ZERO
+        else if (isDigit(c)) this.#state = INT
+        else return false
+        return true
+    }
+  }
+
+  #valueDone (): void {
+    this.#state = AFTER
+  }
+
+  // The first byte of a multi-byte UTF-8 sequence; sets the range its next byte must be in
+  // (which excludes overlong forms, UTF-16 surrogates and code points past U+10FFFF).
+  #utf8Lead (b: number): boolean {
+    let left = 0
+    let low = 0x80
+    let high = 0xbf
+    if (b >= 0xc2 && b <= 0xdf) left = 1
+    else if (b === 0xe0) { left = 2; low = 0xa0 } else if (b === 0xed) { left = 2; high = 0x9f } else if (b >= 0xe1 && b <= 0xef) left = 2
+    else if (b === 0xf0) { left = 3; low = 0x90 } else if (b === 0xf4) { left = 3; high = 0x8f } else if (b >= 0xf1 && b <= 0xf3) left = 3
+    else return false
+    this.#utf8Left = left
+    this.#utf8Low = low
+    this.#utf8High = high
+    this.#state = UTF8
+    return true
+  }
+
+  #fail (what: string, at: number): string {
+    this.#state = FAILED
+    this.#problem ??= `${what} at byte ${this.#offset + at}`
+    return this.#problem
+  }
+}
+
+function describe (c: number): string {
+  return c >= 0x21 && c < 0x7f ? `'${String.fromCharCode(c)}'` : `byte 0x${c.toString(16).padStart(2, '0')}`
+}

@@ -136,7 +136,11 @@ export const UpstreamErrorResponse = Type.Composite([
   Type.Object({
     upstream: Type.Optional(Type.Object({
       status: Type.Integer({ description: 'The orchestrator\'s HTTP status.' }),
-      body: Type.Unknown({ description: 'Its body untouched (e.g. ietf-restconf:errors): parsed when JSON, else text, null when empty.' })
+      body: Type.Unknown({
+        description: 'Its body untouched (e.g. ietf-restconf:errors): parsed when JSON, else text, null when empty. ' +
+          'Only its first 64 KiB are read: a longer one is that much of it, as text.'
+      }),
+      truncated: Type.Optional(Type.Boolean({ description: 'Present (true) when the body was longer than 64 KiB.' }))
     }))
   })
 ], { additionalProperties: true, description: 'Error; for an orchestrator error also its status and body.' })

@@ -4,7 +4,7 @@ import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
 import { studioGet, studioPut } from './studio.js'
 import { behindNginx, outageRecovery } from './ops.js'
 import { gitInitWarm } from './git.js'
-import { restQueryVsReplyFrom } from './orchestrator.js'
+import { largeAnswersVsReplyFrom, restQueryVsReplyFrom } from './orchestrator.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
   'ismaintenance-with-auth': maintenanceWithAuth,
@@ -14,7 +14,8 @@ const scenarios: Record<string, () => Promise<void>> = {
   'behind-nginx': behindNginx,
   'database-outage-recovery': outageRecovery,
   'git-init-warm-vs-cli': gitInitWarm,
-  'orchestrator-restquery': restQueryVsReplyFrom
+  'orchestrator-restquery': restQueryVsReplyFrom,
+  'orchestrator-large-answers': largeAnswersVsReplyFrom
 }
 
 const filters = process.argv.slice(2)

@@ -402,7 +402,8 @@ class StreamingExchange implements Dispatcher.DispatchHandler {
 /** The body of a 2xx answer as it arrives; see UpstreamResponse. */
 class UpstreamBody extends Readable {
   constructor (private readonly exchange: StreamingExchange) {
-    super()
+    // As much as one socket read, so that a reader keeping up never pauses the socket.
+    super({ highWaterMark: 64 * 1024 })
   }
 
   override _read (): void {

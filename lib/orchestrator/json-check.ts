@@ -2,6 +2,8 @@
 // any value: the relay embeds an orchestrator's JSON answer in its own reply as bytes, and must
 // know it is JSON a client can parse, at a cost close to reading it once.
 
+import { isUtf8 } from 'node:buffer'
+
 // Deep enough for any YANG document; shallow enough for every client's parser (Python's json
 // stops near 1,000 levels, JSON.stringify overflows the stack somewhat further).
 export const MAX_JSON_DEPTH = 512
@@ -16,7 +18,6 @@ const AFTER = 5 // after a value: ',', a closing bracket, or (at depth 0) only w
 const STRING = 6
 const ESCAPE = 7
 const UNICODE = 8
-const UTF8 = 9
 const MINUS = 10
 const ZERO = 11
 const INT = 12
@@ -35,6 +36,17 @@ const TRUE = Buffer.from('true')
 const FALSE = Buffer.from('false')
 const NULL = Buffer.from('null')
 
+// Bytes that go on a string as they are: anything but '"', '\\' and control characters (UTF-8
+// sequences are checked apart, natively, on whole chunks).
+const PLAIN = new Uint8Array(256).fill(1)
+for (let b = 0; b < 0x20; b++) PLAIN[b] = 0
+PLAIN[0x22] = 0
+PLAIN[0x5c] = 0
+
+// Length of the UTF-8 sequence a lead byte starts (1 for ASCII and stray bytes, which the native
+// check then refuses).
+const sequenceLength = (b: number): number => b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1
+
 const isWhitespace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39
 const isHex = (c: number): boolean => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66)
@@ -50,9 +62,8 @@ export class JsonChecker {
   #state = VALUE
   #inKey = false
   #hexLeft = 0
-  #utf8Left = 0
-  #utf8Low = 0
-  #utf8High = 0
+  // The start of a UTF-8 sequence the last chunk ended in.
+  #utf8Tail: Buffer | undefined
   #literal: Buffer = TRUE
   #literalAt = 0
   #offset = 0
@@ -70,6 +81,7 @@ export class JsonChecker {
 
   write (chunk: Uint8Array): string | undefined {
     if (this.#problem !== undefined) return this.#problem
+    if (!this.#utf8(chunk)) return this.#fail('bytes that are not UTF-8', 0)
     const length = chunk.length
     let i = 0
     while (i < length) {
@@ -79,7 +91,7 @@ export class JsonChecker {
           // The common case, plain ASCII inside a string, in a loop of its own.
           let j = i
           let b = c
-          while (b >= 0x20 && b < 0x80 && b !== 0x22 && b !== 0x5c) {
+          while (PLAIN[b] === 1) {
             if (++j === length) break
             b = chunk[j] as number
           }
@@ -93,10 +105,8 @@ export class JsonChecker {
             else this.#valueDone()
           } else if (b === 0x5c) {
             this.#state = ESCAPE
-          } else if (b < 0x20) {
+          } else {
             return this.#fail('a control character inside a string', i)
-          } else if (!this.#utf8Lead(b)) {
-            return this.#fail('bytes that are not UTF-8', i)
           }
           i++
           break
@@ -165,13 +175,6 @@ export class JsonChecker {
           if (--this.#hexLeft === 0) this.#state = STRING
           i++
           break
-        case UTF8:
-          if (c < this.#utf8Low || c > this.#utf8High) return this.#fail('bytes that are not UTF-8', i)
-          this.#utf8Low = 0x80
-          this.#utf8High = 0xbf
-          if (--this.#utf8Left === 0) this.#state = STRING
-          i++
-          break
         case MINUS:
           if (c === 0x30) this.#state = ZERO
           else if (isDigit(c)) this.#state = INT
@@ -228,6 +231,7 @@ export class JsonChecker {
   /** Whether what was written is one complete JSON text. */
   end (): string | undefined {
     if (this.#problem !== undefined) return this.#problem
+    if (this.#utf8Tail !== undefined) return this.#fail('bytes that are not UTF-8', 0)
     const state = this.#state
     if (this.#depth === 0 && (state === AFTER || state === ZERO || state === INT || state === FRAC || state === EXP)) return undefined
     if (state === VALUE && this.#depth === 0) {
@@ -275,21 +279,32 @@ export class JsonChecker {
     this.#state = AFTER
   }
 
-  // The first byte of a multi-byte UTF-8 sequence; sets the range its next byte must be in
-  // (which excludes overlong forms, UTF-16 surrogates and code points past U+10FFFF).
-  #utf8Lead (b: number): boolean {
-    let left = 0
-    let low = 0x80
-    let high = 0xbf
-    if (b >= 0xc2 && b <= 0xdf) left = 1
-    else if (b === 0xe0) { left = 2; low = 0xa0 } else if (b === 0xed) { left = 2; high = 0x9f } else if (b >= 0xe1 && b <= 0xef) left = 2
-    else if (b === 0xf0) { left = 3; low = 0x90 } else if (b === 0xf4) { left = 3; high = 0x8f } else if (b >= 0xf1 && b <= 0xf3) left = 3
-    else return false
-    this.#utf8Left = left
-    this.#utf8Low = low
-    this.#utf8High = high
-    this.#state = UTF8
-    return true
+  // Whether the chunk continues valid UTF-8 (checked natively; outside strings only ASCII is
+  // valid JSON anyway, which the byte loop checks). A sequence cut by the chunk's end waits for
+  // the next chunk.
+  #utf8 (chunk: Uint8Array): boolean {
+    let from = 0
+    const tail = this.#utf8Tail
+    if (tail !== undefined) {
+      const want = sequenceLength(tail[0] as number)
+      const piece = Buffer.concat([tail, chunk.subarray(0, want - tail.length)])
+      if (piece.length < want) {
+        this.#utf8Tail = piece
+        return true
+      }
+      if (!isUtf8(piece)) return false
+      this.#utf8Tail = undefined
+      from = want - tail.length
+    }
+    let to = chunk.length
+    for (let k = 1; k <= 3 && to - k >= from; k++) {
+      const b = chunk[to - k] as number
+      if ((b & 0xc0) === 0x80) continue
+      if (b >= 0xc0 && sequenceLength(b) > k) to -= k
+      break
+    }
+    if (to < chunk.length) this.#utf8Tail = Buffer.from(chunk.subarray(to))
+    return isUtf8(chunk.subarray(from, to))
   }
 
   #fail (what: string, at: number): string {

@@ -182,7 +182,7 @@ export async function largeAnswersVsReplyFrom (): Promise<void> {
     }
     const ratio = (of: (r: Record<keyof typeof side, LargeRun>) => number): number => Number(median(rounds.map(of)).toFixed(2))
     const figures = (name: keyof typeof side) => ({
-      rssGrowthMb: median(rounds.map((r) => r[name].rssGrowthMb)),
+      rssGrowthMb: Number(median(rounds.map((r) => r[name].rssGrowthMb)).toFixed(1)),
       lastByteMs: median(rounds.map((r) => r[name].lastByteMs))
     })
     report({

@@ -108,7 +108,10 @@ export type RestActionBody = Static<typeof RestActionBody>
 
 export const RestActionResponse = Type.Array(Type.Object({
   result: Type.String({ description: 'The orchestrator\'s HTTP status, as text.', examples: ['201', '204', '200'] }),
-  data: Type.Optional(Type.Unknown({ description: 'The orchestrator\'s body, when it sent one: parsed when JSON, else text.' }))
+  data: Type.Optional(Type.Unknown({
+    description: 'The orchestrator\'s body, when it sent one: JSON as it came (checked, never rewritten), any other type as text. ' +
+      'Written as it arrives: a failure after the reply started cuts the reply short.'
+  }))
 }), { description: 'One element per result.' })
 
 export const RestQueryBody = Type.Object({

@@ -30,7 +30,8 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: {
       summary: 'Make a REST action on the orchestrator',
       description: 'Sends `body` as JSON with `params.method` (default POST) to `params.path` below the adapter\'s base URL, ' +
-        'with `Accept: params.accept` and `Content-Type: params.contentType` (default: accept). GET and DELETE send no body. ' +
+        'with `Accept: params.accept` and `Content-Type: params.contentType` (default: accept), which must be a JSON media type. ' +
+        'GET and DELETE send no body. ' +
         'Answers `[{result: "<upstream status>", data?}]`; an upstream error status is a 502 carrying it.',
       tags,
       params: RelayParams,

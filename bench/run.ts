@@ -5,7 +5,7 @@ import { maintenanceBearerVsBasic } from './auth.js'
 import { studioGet, studioPut } from './studio.js'
 import { behindNginx, outageRecovery } from './ops.js'
 import { gitInitCold, gitInitWarm, gitPackIndex, gitUpdateRetrieveWarm } from './git.js'
-import { restQueryVsReplyFrom } from './orchestrator.js'
+import { largeAnswersVsReplyFrom, restQueryVsReplyFrom } from './orchestrator.js'
 import { importColliding, listsAtScale } from './lists.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
@@ -21,6 +21,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   'git-init-warm-vs-cli': gitInitWarm,
   'git-update-retrieve-warm-vs-cli': gitUpdateRetrieveWarm,
   'orchestrator-restquery': restQueryVsReplyFrom,
+  'orchestrator-large-answers': largeAnswersVsReplyFrom,
   'lists-100k': listsAtScale,
   'import-colliding': importColliding
 }

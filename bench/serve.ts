@@ -5,7 +5,7 @@ import replyFrom from '@fastify/reply-from'
 import { buildApp, REDACTED_PATHS } from '../app.js'
 import { loadConfig } from '../plugins/config.js'
 import { requestIdGenerator } from '../lib/http/ids.js'
-import { startNsoServer } from '../test/fixtures/nso-server.js'
+import { largeDocument, startNsoServer } from '../test/fixtures/nso-server.js'
 
 const kind = process.argv[2]
 
@@ -43,6 +43,9 @@ async function start (): Promise<string> {
     case 'nso': {
       // The NSO stand-in as an upstream of its own, so relaying does not share its event loop.
       const nso = await startNsoServer()
+      // NSO_LARGE_PATH answers a generated JSON document of NSO_LARGE_BYTES bytes.
+      const largeBytes = Number(process.env.NSO_LARGE_BYTES ?? 0)
+      if (largeBytes > 0) nso.raw.set(process.env.NSO_LARGE_PATH ?? '/restconf/data/large', { contentType: 'application/yang-data+json', body: largeDocument(largeBytes) })
       process.once('SIGTERM', () => { void nso.close().then(() => process.exit(0)) })
       return nso.url
     }

@@ -47,6 +47,7 @@ export const ConfigSchema = Type.Object({
   ORCHESTRATOR_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
   ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
   ORCHESTRATOR_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 256, default: 10 }),
+  ORCHESTRATOR_POOL_IDLE_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000 }),
   STUDIO_IMPORT_MAX_GROUPS: Type.Integer({ minimum: 1, maximum: 10_000, default: 500 }),
   STUDIO_IMPORT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 })
 })

@@ -2,11 +2,23 @@ import { Type, type Static } from '@sinclair/typebox'
 import { ErrorResponse } from './common.js'
 import { listQuerySchema, pageSchema, type ListSpec } from '../lib/http/list-query.js'
 
-// Adapter ids appear in paths and logs: a plain identifier, no separators or escapes.
+// Adapter ids are names as users write them (`Local NSO`, `nso-lab_2`): letters (any script),
+// digits, spaces inside and the punctuation names use. Never '/', '\\', '%', '?', '#' or control
+// characters (paths carry ids URL-encoded, logs carry them as they are), never a leading or
+// trailing space. Ids of the earlier, stricter rule stay valid.
+export const ADAPTER_ID_MAX_LENGTH = 128
+const ID_FIRST = '[\\p{L}\\p{N}]'
+const ID_INNER = "[\\p{L}\\p{M}\\p{N} ._\\-()\\[\\]@+:,&']"
+const ID_LAST = "[\\p{L}\\p{M}\\p{N}._\\-()\\[\\]@+:,&']"
+export const ADAPTER_ID_PATTERN = `^${ID_FIRST}(?:${ID_INNER}{0,${ADAPTER_ID_MAX_LENGTH - 2}}${ID_LAST})?$`
 export const AdapterId = Type.String({
-  pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$',
-  description: 'Adapter name: a letter or digit, then up to 63 letters, digits, ".", "_" or "-".',
-  examples: ['nso-lab']
+  minLength: 1,
+  maxLength: ADAPTER_ID_MAX_LENGTH,
+  pattern: ADAPTER_ID_PATTERN,
+  description: `Adapter name, up to ${ADAPTER_ID_MAX_LENGTH} characters: starts with a letter or digit; then letters, digits, ` +
+    "spaces and . _ - ( ) [ ] @ + : , & '; no leading or trailing space, no '/', '\\\\', '%', '?', '#' or control " +
+    'characters. URL-encoded in paths (`Local%20NSO`).',
+  examples: ['nso-lab', 'Local NSO', 'nso-lab_2']
 })
 
 const BaseUrl = Type.String({
@@ -111,7 +123,10 @@ export type RestActionBody = Static<typeof RestActionBody>
 
 export const RestActionResponse = Type.Array(Type.Object({
   result: Type.String({ description: 'The orchestrator\'s HTTP status, as text.', examples: ['201', '204', '200'] }),
-  data: Type.Optional(Type.Unknown({ description: 'The orchestrator\'s body, when it sent one: parsed when JSON, else text.' }))
+  data: Type.Optional(Type.Unknown({
+    description: 'The orchestrator\'s body, when it sent one: JSON as it came (checked, never rewritten), any other type as text. ' +
+      'Written as it arrives: a failure after the reply started cuts the reply short.'
+  }))
 }), { description: 'One element per result.' })
 
 export const RestQueryBody = Type.Object({
@@ -139,7 +154,11 @@ export const UpstreamErrorResponse = Type.Composite([
   Type.Object({
     upstream: Type.Optional(Type.Object({
       status: Type.Integer({ description: 'The orchestrator\'s HTTP status.' }),
-      body: Type.Unknown({ description: 'Its body untouched (e.g. ietf-restconf:errors): parsed when JSON, else text, null when empty.' })
+      body: Type.Unknown({
+        description: 'Its body untouched (e.g. ietf-restconf:errors): parsed when JSON, else text, null when empty. ' +
+          'Only its first 64 KiB are read: a longer one is that much of it, as text.'
+      }),
+      truncated: Type.Optional(Type.Boolean({ description: 'Present (true) when the body was longer than 64 KiB.' }))
     }))
   })
 ], { additionalProperties: true, description: 'Error; for an orchestrator error also its status and body.' })

@@ -129,9 +129,27 @@ export interface CheckedActionParams {
   path: string;
   accept: string;
   method: RelayMethod;
-  /** The body's media type; the design falls back to `accept` when none is given. */
-  contentType: string;
+  /**
+   * The body's media type, a JSON one (the body is sent as JSON); the design falls back to
+   * `accept` when none is given. Undefined for a method that sends no body (GET, DELETE).
+   */
+  contentType: string | undefined;
 }
+
+// These methods carry no body upstream: RESTCONF defines none for them, and a GET body has no
+// meaning in HTTP (some servers refuse it). The `body` the caller must send is then ignored.
+const BODYLESS: ReadonlySet<RelayMethod> = new Set<RelayMethod>(['GET', 'DELETE']);
+
+/**
+ * Whether a body's media type says JSON: `application/json` or `application/<anything>+json`
+ * (`application/yang-data+json`, `application/vnd.yang.data+json`), parameters allowed.
+ */
+export function isJsonBodyMediaType(value: string): boolean {
+  const essence = (value.split(';')[0] ?? '').trim().toLowerCase();
+  return essence === 'application/json' || /^application\/[^/]+\+json$/.test(essence);
+}
+
+const JSON_BODY_TYPES = 'application/json, application/yang-data+json or application/vnd.yang.data+json, say';
 
 export interface RelayQueryParams {
   path: unknown;
@@ -151,12 +169,19 @@ export function checkActionParams(params: RelayActionParams): CheckResult<Checke
   if (!accept.ok) return accept;
   const method = normaliseRelayMethod(params.method);
   if (!method.ok) return method;
-  let contentType = accept.value;
+  let contentType: string | undefined = accept.value;
   if (params.contentType !== undefined && params.contentType !== null) {
     const checked = checkMediaType(params.contentType, 'params.contentType');
     if (!checked.ok) return checked;
     contentType = checked.value;
+    if (!BODYLESS.has(method.value) && !isJsonBodyMediaType(contentType)) {
+      return fail(`params.contentType must be a JSON media type (${JSON_BODY_TYPES}): the body is sent as JSON`);
+    }
+  } else if (!BODYLESS.has(method.value) && !isJsonBodyMediaType(contentType)) {
+    return fail(`params.contentType is needed: it defaults to params.accept, which is not a JSON media type, and the body ` +
+      `is sent as JSON (set params.contentType to ${JSON_BODY_TYPES})`);
   }
+  if (BODYLESS.has(method.value)) contentType = undefined;
   return { ok: true, value: { path: path.value, accept: accept.value, method: method.value, contentType } };
 }
 

@@ -2,26 +2,34 @@
 // bodies decoded for the reply, and every failure turned into the one error shape.
 import { STATUS_CODES } from 'node:http'
 import { HttpError } from '../http/errors.js'
+import { JsonChecker } from './json-check.js'
 import { isJsonMediaType } from './relay-request.js'
+
+/** How much of an upstream error body is read (and carried in the 502); the rest is dropped. */
+export const UPSTREAM_ERROR_BODY_MAX_BYTES = 64 * 1024
+/** How much of it a log line carries. */
+export const LOGGED_ERROR_BODY_MAX_CHARS = 1024
 
 /** An upstream answer as read off the wire. */
 export interface UpstreamAnswer {
   status: number
   contentType: string | undefined
   body: Buffer
+  /** The body was longer than what was read (an error body past UPSTREAM_ERROR_BODY_MAX_BYTES). */
+  truncated?: boolean
 }
 
-/** The body for a JSON reply: undefined when there is none, parsed when JSON, text otherwise. */
-export function decodeUpstreamBody (contentType: string | undefined, body: Buffer): unknown {
+/**
+ * The body for a JSON reply: undefined when there is none, parsed when it is complete JSON no
+ * deeper than MAX_JSON_DEPTH, text otherwise (a body that claims JSON but is not, or was cut).
+ */
+export function decodeUpstreamBody (contentType: string | undefined, body: Buffer, truncated = false): unknown {
   if (body.length === 0) return undefined
   const text = body.toString('utf8')
-  if (!isJsonMediaType(contentType)) return text
-  try {
-    return JSON.parse(text) as unknown
-  } catch {
-    // A body that claims JSON but is not: the caller still sees what came.
-    return text
-  }
+  if (truncated || !isJsonMediaType(contentType)) return text
+  const checker = new JsonChecker()
+  if ((checker.write(body) ?? checker.end()) !== undefined) return text
+  return JSON.parse(text) as unknown
 }
 
 /** Only 2xx is a success: errors and redirects (never followed: they could lead elsewhere) are a 502. */
@@ -29,13 +37,43 @@ export function isUpstreamSuccess (status: number): boolean {
   return status >= 200 && status < 300
 }
 
+/**
+ * The 502 of an upstream error status. Its body carries the orchestrator's status and body; a log
+ * line of it carries the status and the body's first LOGGED_ERROR_BODY_MAX_CHARS characters only.
+ */
+export class UpstreamStatusError extends HttpError {
+  /** What a log line shows of the orchestrator's answer. */
+  readonly upstream: { status: number, body: string, bytes: number, truncated: boolean }
+
+  constructor (adapterId: string, answer: UpstreamAnswer) {
+    const reason = STATUS_CODES[answer.status]
+    const truncated = answer.truncated === true
+    super(502, `Orchestrator adapter "${adapterId}" answered ${answer.status}${reason === undefined ? '' : ` ${reason}`}`, {
+      code: 'UPSTREAM_ERROR',
+      details: {
+        upstream: {
+          status: answer.status,
+          body: decodeUpstreamBody(answer.contentType, answer.body, truncated) ?? null,
+          ...(truncated ? { truncated: true } : {})
+        }
+      }
+    })
+    // The reply's details stay readable but out of the logged fields (an error is logged whole).
+    Object.defineProperty(this, 'details', { enumerable: false })
+    const text = answer.body.subarray(0, LOGGED_ERROR_BODY_MAX_CHARS * 4).toString('utf8')
+    const cut = truncated || text.length > LOGGED_ERROR_BODY_MAX_CHARS || answer.body.length > LOGGED_ERROR_BODY_MAX_CHARS * 4
+    this.upstream = { status: answer.status, body: text.slice(0, LOGGED_ERROR_BODY_MAX_CHARS), bytes: answer.body.length, truncated: cut }
+  }
+}
+
 /** 502 for an upstream 3xx/4xx/5xx, carrying its status and body (e.g. `ietf-restconf:errors`) untouched. */
 export function upstreamStatusError (adapterId: string, answer: UpstreamAnswer): HttpError {
-  const reason = STATUS_CODES[answer.status]
-  return new HttpError(502, `Orchestrator adapter "${adapterId}" answered ${answer.status}${reason === undefined ? '' : ` ${reason}`}`, {
-    code: 'UPSTREAM_ERROR',
-    details: { upstream: { status: answer.status, body: decodeUpstreamBody(answer.contentType, answer.body) ?? null } }
-  })
+  return new UpstreamStatusError(adapterId, answer)
+}
+
+/** 502 for a 2xx answer that claims JSON and is not JSON a client can read. */
+export function upstreamInvalidJson (adapterId: string, reason: string): HttpError {
+  return new HttpError(502, `Orchestrator adapter "${adapterId}" answered invalid JSON (${reason})`, { code: 'UPSTREAM_INVALID_JSON' })
 }
 
 // undici's own deadlines (a backstop behind the AbortSignal) mean the same as ours.

@@ -3,7 +3,9 @@ import { ADMINS } from '../../plugins/auth.js'
 import { HttpError } from '../../lib/http/errors.js'
 import { checkActionParams, checkQueryParams } from '../../lib/orchestrator/relay-request.js'
 import type { CheckResult } from '../../lib/http/check-result.js'
-import { decodeUpstreamBody } from '../../lib/orchestrator/upstream.js'
+import { upstreamInvalidJson } from '../../lib/orchestrator/upstream.js'
+import { actionBody } from '../../lib/orchestrator/action-body.js'
+import { pipeline } from 'node:stream'
 import { errorResponses } from '../../schemas/common.js'
 import {
   RelayParams, RestActionBody, RestActionResponse, RestQueryBody, RestQueryResponse, UpstreamErrorResponse
@@ -14,10 +16,6 @@ function checked<T> (result: CheckResult<T>): T {
   if (!result.ok) throw new HttpError(400, result.reason, { code: 'INVALID_RELAY_PARAMS' })
   return result.value
 }
-
-// These methods carry no body upstream: RESTCONF defines none for them, and a GET body has no
-// meaning in HTTP (some servers refuse it). The `body` the caller must send is then ignored.
-const BODYLESS = new Set(['GET', 'DELETE'])
 
 const upstreamErrors = { 502: UpstreamErrorResponse, 504: UpstreamErrorResponse }
 
@@ -32,24 +30,32 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: {
       summary: 'Make a REST action on the orchestrator',
       description: 'Sends `body` as JSON with `params.method` (default POST) to `params.path` below the adapter\'s base URL, ' +
-        'with `Accept: params.accept` and `Content-Type: params.contentType` (default: accept). GET and DELETE send no body. ' +
+        'with `Accept: params.accept` and `Content-Type: params.contentType` (default: accept), which must be a JSON media type. ' +
+        'GET and DELETE send no body. ' +
         'Answers `[{result: "<upstream status>", data?}]`; an upstream error status is a 502 carrying it.',
       tags,
       params: RelayParams,
       body: RestActionBody,
       response: { 200: RestActionResponse, ...errorResponses(400, 404, 500, 503), ...upstreamErrors }
     }
-  }, async (request) => {
+  }, async (request, reply) => {
     const params = checked(checkActionParams(request.body.params))
-    const hasBody = !BODYLESS.has(params.method)
-    const answer = await orchestrator.send(request.params.adapterId, {
+    const adapterId = request.params.adapterId
+    const answer = await orchestrator.open(adapterId, {
       method: params.method,
       path: params.path,
       accept: params.accept,
-      ...(hasBody ? { body: { text: JSON.stringify(request.body.body), contentType: params.contentType } } : {})
+      ...(params.contentType === undefined ? {} : { body: { text: JSON.stringify(request.body.body), contentType: params.contentType } })
     })
-    const data = decodeUpstreamBody(answer.contentType, answer.body)
-    return [data === undefined ? { result: String(answer.status) } : { result: String(answer.status), data }]
+    // Written as the answer arrives (lib/orchestrator/action-body.ts); a failure before the first
+    // byte of the reply is a clean error status, after it the reply is cut short (docs/orchestrator.md).
+    const reply$ = actionBody({
+      status: answer.status,
+      contentType: answer.contentType,
+      invalidJson: (reason) => upstreamInvalidJson(adapterId, reason)
+    })
+    pipeline(answer.body, reply$, () => {})
+    return await reply.code(200).type('application/json; charset=utf-8').send(reply$)
   })
 
   fastify.post('/restQuery/:adapterId', {
@@ -65,8 +71,10 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request, reply) => {
     const params = checked(checkQueryParams(request.body.params))
-    const answer = await orchestrator.send(request.params.adapterId, { method: 'GET', path: params.path, accept: params.accept })
+    const answer = await orchestrator.open(request.params.adapterId, { method: 'GET', path: params.path, accept: params.accept })
     if (answer.contentType !== undefined) reply.header('content-type', answer.contentType)
+    // The announced length lets a client tell an answer cut short from a complete one.
+    if (answer.contentLength !== undefined) reply.header('content-length', answer.contentLength)
     return await reply.code(200).send(answer.body)
   })
 }

@@ -184,6 +184,67 @@ t.test('the app closes its pools on shutdown', async (t) => {
   t.equal(pool?.closed, true)
 })
 
+t.test('an idle pool closes (its sockets with it) and opens again on the next call; a pool in use stays open', async (t) => {
+  const nso = await startNso(t)
+  const { findAdapter } = registry(row(nso, '1'))
+  let clock = 0
+  const client = orchestratorClient({ findAdapter, cacheTtlMs: 60_000, connections: 2, poolIdleMs: 40, now: () => clock })
+  t.teardown(async () => { await client.close() })
+  const waitFor = async (what: string, done: () => boolean): Promise<void> => {
+    // The sweep runs on a real timer (every half idle time); the clock it reads is ours.
+    for (let i = 0; i < 400 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+    t.ok(done(), what)
+  }
+
+  t.equal((await client.send('nso', GET)).status, 200)
+  const first = client.poolOf('nso')
+  t.equal(first?.stats.connected, 1, 'one socket open')
+  clock += 39
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.equal(client.poolOf('nso'), first, 'not idle long enough: still open')
+  clock += 1
+  await waitFor('idle for poolIdleMs: closed', () => client.poolOf('nso') === undefined)
+  t.equal(first?.closed, true)
+  await waitFor('its socket closed', () => first?.stats.connected === 0)
+
+  t.equal((await client.send('nso', GET)).status, 200, 'the next call opens a new pool')
+  const second = client.poolOf('nso')
+  t.not(second, first)
+  t.equal(second?.closed, false)
+
+  // A call under way (its answer held by the orchestrator) keeps its pool however long it takes.
+  let release = (): void => {}
+  nso.raw.set('/held', { contentType: 'application/json', body: '[1,2,3]', chunkBytes: 2, holdAfterFirstChunk: new Promise<void>((resolve) => { release = resolve }) })
+  const held = await client.open('nso', { ...GET, path: '/held' })
+  clock += 1000
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.equal(client.poolOf('nso'), second, 'in use: not closed')
+  release()
+  const chunks: Buffer[] = []
+  for await (const chunk of held.body) chunks.push(chunk as Buffer)
+  t.equal(Buffer.concat(chunks).toString(), '[1,2,3]')
+  clock += 40
+  await waitFor('idle again after the call: closed', () => client.poolOf('nso') === undefined)
+})
+
+t.test('ORCHESTRATOR_POOL_IDLE_MS closes the pools of the app', async (t) => {
+  const nso = await startNso(t)
+  const app = await buildTestApp(t, { env: { ORCHESTRATOR_POOL_IDLE_MS: '100' } })
+  await createAdapter(app, nsoAdapter('nso', nso))
+  const relay = async () => await app.inject({
+    method: 'POST', url: '/orchestrator_manager/restQuery/nso', headers: { authorization: adminAuth },
+    payload: { params: { path: GET.path, accept: GET.accept } }
+  })
+  t.equal((await relay()).statusCode, 200)
+  const pool = app.orchestrator.poolOf('nso')
+  t.ok(pool !== undefined)
+  for (let i = 0; i < 400 && app.orchestrator.poolOf('nso') !== undefined; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+  t.equal(app.orchestrator.poolOf('nso'), undefined, 'closed once idle')
+  t.equal(pool?.closed, true)
+  t.equal((await relay()).statusCode, 200, 'and reopened on use')
+  t.not(app.orchestrator.poolOf('nso'), undefined)
+})
+
 const run = promisify(execFile)
 
 t.test('TLS: verified by default, a CA bundle per adapter, verification can be turned off', async (t) => {

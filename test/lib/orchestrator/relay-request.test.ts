@@ -4,6 +4,7 @@ import {
   checkMediaType,
   checkQueryParams,
   checkRelayPath,
+  isJsonBodyMediaType,
   isJsonMediaType,
   MAX_MEDIA_TYPE_LENGTH,
   MAX_RELAY_PATH_LENGTH,
@@ -290,4 +291,26 @@ t.test('checkQueryParams', async (t) => {
   const badAccept = checkQueryParams({ path: '/x', accept: '' });
   t.equal(badAccept.ok, false);
   if (!badAccept.ok) t.match(badAccept.reason, /^params\.accept /);
+});
+
+t.test('an action body goes up with a JSON Content-Type only; GET and DELETE send none', async (t) => {
+  for (const type of ['application/json', 'application/yang-data+json', 'application/vnd.yang.data+json; charset=utf-8', 'Application/JSON']) {
+    t.equal(isJsonBodyMediaType(type), true, type);
+  }
+  for (const type of ['*/*', 'application/*', 'text/json', 'application/yang-data+xml', 'text/plain', 'application/jsonx', 'application/+json']) {
+    t.equal(isJsonBodyMediaType(type), false, type);
+  }
+  const defaulted = checkActionParams({ path: '/x', accept: '*/*' });
+  t.equal(defaulted.ok, false, 'accept */* would become the Content-Type');
+  if (!defaulted.ok) t.match(defaulted.reason, /^params\.contentType is needed: it defaults to params\.accept/);
+  const xml = checkActionParams({ path: '/x', accept: 'application/yang-data+json', contentType: 'application/yang-data+xml' });
+  t.equal(xml.ok, false);
+  if (!xml.ok) t.match(xml.reason, /^params\.contentType must be a JSON media type/);
+  const explicit = checkActionParams({ path: '/x', accept: '*/*', contentType: 'application/yang-data+json' });
+  t.same(explicit.ok ? explicit.value.contentType : undefined, 'application/yang-data+json', 'any accept with a JSON contentType');
+  for (const method of ['GET', 'delete']) {
+    const bodyless = checkActionParams({ path: '/x', accept: '*/*', method });
+    t.equal(bodyless.ok, true, `${method}: no body, no Content-Type to check`);
+    t.equal(bodyless.ok ? bodyless.value.contentType : 'x', undefined, `${method}: none sent`);
+  }
 });

@@ -122,8 +122,12 @@ for (const database of testDatabases) {
     t.test('invalid bodies and ids are 400s naming the field', async (t) => {
       const cases: Array<[unknown, RegExp]> = [
         [adapter({ id: '../etc' }), /body\/id/],
-        [adapter({ id: 'has space' }), /body\/id/],
-        [adapter({ id: 'x'.repeat(65) }), /body\/id/],
+        [adapter({ id: ' leading space' }), /body\/id/],
+        [adapter({ id: 'trailing space ' }), /body\/id/],
+        [adapter({ id: 'a/b' }), /body\/id/],
+        [adapter({ id: 'tab\there' }), /body\/id/],
+        [adapter({ id: '' }), /body\/id/],
+        [adapter({ id: 'x'.repeat(129) }), /body\/id/],
         [adapter({ id: '-leading' }), /body\/id/],
         [adapter({ password: '' }), /body\/password/],
         [adapter({ password: undefined }), /password/],
@@ -155,7 +159,8 @@ for (const database of testDatabases) {
         t.equal(response.statusCode, 400, JSON.stringify(payload))
         t.match(response.json().message, message)
       }
-      t.equal((await inject('GET', `${URL_BASE}/bad%20id`)).statusCode, 400, 'an id that cannot exist is a 400 on the path too')
+      t.equal((await inject('GET', `${URL_BASE}/bad%2Fid`)).statusCode, 400, 'an id that cannot exist is a 400 on the path too')
+      t.equal((await inject('GET', `${URL_BASE}/%20bad`)).statusCode, 400, 'a leading space too')
       t.equal((await inject('DELETE', `${URL_BASE}/x1`)).statusCode, 200)
     })
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { ErrorResponse } from './common.js'
+import { ErrorResponse, FreeFormObject } from './common.js'
 
 // Adapter ids appear in paths and logs: a plain identifier, no separators or escapes.
 export const AdapterId = Type.String({
@@ -87,8 +87,7 @@ export const RestActionBody = Type.Object({
     })),
     contentType: Type.Optional(Type.String({ ...MediaType, description: 'Media type of the body; default: accept.' }))
   }, { additionalProperties: false }),
-  body: Type.Object({}, {
-    additionalProperties: true,
+  body: FreeFormObject({
     description: 'Sent upstream as JSON with POST, PUT and PATCH; GET and DELETE send no body.'
   })
 }, { additionalProperties: false })

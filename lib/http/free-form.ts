@@ -34,7 +34,7 @@ function limitKeyword (keyword: string, measure: (data: unknown) => number, mess
   const validate: ((limit: number, data: unknown) => boolean) & { errors?: Array<Partial<ErrorObject>> } = (limit, data) => {
     if (measure(data) <= limit) return true
     // Ajv reads a function keyword's errors from the function itself and fills in the paths.
-    validate.errors = [{ keyword, message: message(limit), params: { limit }, instancePath: '', schemaPath: '' }]
+    validate.errors = [{ keyword, message: message(limit), params: { limit } }]
     return false
   }
   return { keyword, type: ['object', 'array'], schemaType: 'number', errors: true, validate }

@@ -39,3 +39,33 @@ export async function assertStillServing (t: Test, app: TestApp): Promise<void> 
   const read = await injectWithin(app, { url: '/studio/component-groups', headers: { authorization: adminAuth } })
   t.equal(read.statusCode, 200, 'an ordinary read answers 200')
 }
+
+/** A component group body with every required field. */
+export const GROUP = { name: 'hostile', members: [] as unknown[], gbacRead: [] as string[] }
+
+/**
+ * Every free-form JSON field the service accepts, each as the request that carries `value` (JSON
+ * text) there and the field's name in a 400 message. `id` is an existing component group.
+ */
+export function freeFormFields (id: string): Array<{ field: string, method: 'POST' | 'PUT', url: string, body: (value: string) => string }> {
+  const group = (value: string): string => `{"name":"hostile-x","members":[],"gbacRead":[],"meta":${value}}`
+  return [
+    { field: 'body/componentGroup/meta', method: 'POST', url: '/studio/component-groups', body: (v) => `{"componentGroup":${group(v)}}` },
+    { field: 'body/update/meta', method: 'PUT', url: `/studio/component-groups/${id}`, body: (v) => `{"update":${group(v)}}` },
+    { field: 'body/componentGroups/1/meta', method: 'POST', url: '/studio/component-groups/import', body: (v) => `{"componentGroups":[${group('{}')},${group(v)}]}` },
+    { field: 'body/project', method: 'POST', url: '/git/GitHub/repos/netops%2Fautomation/branches/main/projects/p.json', body: (v) => `{"project":${v}}` },
+    {
+      field: 'body/body',
+      method: 'POST',
+      url: '/orchestrator_manager/restAction/nso',
+      body: (v) => `{"params":{"path":"/restconf/data","accept":"application/yang-data+json"},"body":${v}}`
+    }
+  ]
+}
+
+/** Creates a component group through the API and returns its id. */
+export async function createGroup (app: TestApp, name = GROUP.name): Promise<string> {
+  const response = await injectWithin(app, { method: 'POST', url: '/studio/component-groups', headers: { authorization: adminAuth }, payload: { componentGroup: { ...GROUP, name } } })
+  if (response.statusCode !== 200) throw new Error(`creating a group: ${response.statusCode} ${response.body}`)
+  return (response.json() as { created: { _id: string } }).created._id
+}

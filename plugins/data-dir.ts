@@ -17,14 +17,19 @@ export async function secureDataDir (dir: string): Promise<void> {
   const root = path.resolve(dir)
   const pending = [root]
   for (let current = pending.pop(); current !== undefined; current = pending.pop()) {
-    // DATA_DIR itself may be a link to where the data lives; links inside it are not followed.
-    const info = current === root ? await stat(current) : await lstat(current)
-    if (info.isSymbolicLink()) continue
-    const mode = info.isDirectory() ? DATA_DIR_MODE : DATA_FILE_MODE
-    if ((info.mode & 0o7777) !== mode) await chmod(current, mode)
-    if (!info.isDirectory()) continue
-    for await (const entry of await opendir(current)) {
-      if (!entry.isSymbolicLink()) pending.push(path.join(current, entry.name))
+    try {
+      // DATA_DIR itself may be a link to where the data lives; links inside it are not followed.
+      const info = current === root ? await stat(current) : await lstat(current)
+      if (info.isSymbolicLink()) continue
+      const mode = info.isDirectory() ? DATA_DIR_MODE : DATA_FILE_MODE
+      if ((info.mode & 0o7777) !== mode) await chmod(current, mode)
+      if (!info.isDirectory()) continue
+      for await (const entry of await opendir(current)) {
+        if (!entry.isSymbolicLink()) pending.push(path.join(current, entry.name))
+      }
+    } catch (err) {
+      // A file the database removed meanwhile (a temporary one) needs no repair.
+      if ((err as { code?: unknown }).code !== 'ENOENT' || current === root) throw err
     }
   }
 }

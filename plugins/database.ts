@@ -251,7 +251,13 @@ async function embeddedDb (dataDir: string, queryTimeoutMs: number): Promise<Db>
   let stopping: Promise<void> = Promise.resolve()
   const start = (): Promise<EmbeddedWorker> => {
     // The old worker is stopped first: two PGlite instances must never share the files.
-    const started = stopping.then(async () => await startEmbeddedWorker(dir, queryTimeoutMs, replace))
+    const started = stopping.then(async () => {
+      const worker = await startEmbeddedWorker(dir, queryTimeoutMs, replace)
+      // PostgreSQL writes its relation cache files on start whatever the umask: 0600 again (the
+      // directory, 0700, already keeps them from other users).
+      await secureDataDir(dir)
+      return worker
+    })
     started.catch(() => {})
     return started
   }

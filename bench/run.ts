@@ -5,6 +5,7 @@ import { studioGet, studioPut } from './studio.js'
 import { behindNginx, outageRecovery } from './ops.js'
 import { gitInitWarm } from './git.js'
 import { restQueryVsReplyFrom } from './orchestrator.js'
+import { idleFootprint } from './footprint.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
   'ismaintenance-with-auth': maintenanceWithAuth,
@@ -14,7 +15,8 @@ const scenarios: Record<string, () => Promise<void>> = {
   'behind-nginx': behindNginx,
   'database-outage-recovery': outageRecovery,
   'git-init-warm-vs-cli': gitInitWarm,
-  'orchestrator-restquery': restQueryVsReplyFrom
+  'orchestrator-restquery': restQueryVsReplyFrom,
+  'idle-rss': idleFootprint
 }
 
 const filters = process.argv.slice(2)

@@ -158,7 +158,8 @@ interface EmbeddedWorker {
 const gone = (reason: string): Error => new Error(`${CLOSED}: ${reason}`)
 
 async function startEmbeddedWorker (dir: string, queryTimeoutMs: number, onStuck: () => void): Promise<EmbeddedWorker> {
-  const worker = new Worker(EMBEDDED_WORKER, { workerData: { dir } })
+  // A small young generation: the worker's JavaScript allocates little (rows pass as text).
+  const worker = new Worker(EMBEDDED_WORKER, { workerData: { dir }, resourceLimits: { maxYoungGenerationSizeMb: 4 } })
   const pending = new Map<number, Pending>()
   let nextId = 0
   let alive = true

@@ -30,8 +30,8 @@ export type EmbeddedReply =
 
 /** Memory settings of the embedded PostgreSQL: one connection and small caches (see docs/decisions.md). */
 export const EMBEDDED_SETTINGS = [
-  'shared_buffers=16MB',
-  'wal_buffers=1MB',
+  'shared_buffers=2MB',
+  'wal_buffers=256kB',
   'work_mem=2MB',
   'maintenance_work_mem=16MB',
   'temp_buffers=2MB',

@@ -5,6 +5,7 @@ import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { DestinationStream } from 'pino'
 import configPlugin, { type Config } from './plugins/config.js'
 import databasePlugin from './plugins/database.js'
+import dataDirPlugin from './plugins/data-dir.js'
 import usersRepositoryPlugin from './plugins/users-repository.js'
 import sessionsRepositoryPlugin from './plugins/sessions-repository.js'
 import componentGroupsRepositoryPlugin from './plugins/component-groups-repository.js'
@@ -14,11 +15,14 @@ import openapiPlugin from './plugins/openapi.js'
 import metricsPlugin from './plugins/metrics.js'
 import loadSheddingPlugin from './plugins/load-shedding.js'
 import publicUrlPlugin from './plugins/public-url.js'
+import requestInputPlugin from './plugins/request-input.js'
+import responseHeadersPlugin, { RESPONSE_HEADERS } from './plugins/response-headers.js'
 import { ErrorResponse } from './schemas/common.js'
 import { trustProxy } from './lib/http/public-url.js'
 import { withDiscriminatedUnions } from './lib/http/discriminated-unions.js'
 import { HttpError, toErrorBody } from './lib/http/errors.js'
 import { requestIdGenerator } from './lib/http/ids.js'
+import { freeFormKeywords } from './lib/http/free-form.js'
 import healthRoutes from './routes/health.js'
 import loginRoutes from './routes/auth/login.js'
 import sessionRoutes from './routes/auth/session.js'
@@ -68,8 +72,10 @@ type RouteValidatorCompiler = (route: { schema: unknown, httpPart?: string }) =>
 function schemaCompilers (): NonNullable<FastifyServerOptions['schemaController']> {
   const factory = AjvCompiler()
   const buildValidator: BuildCompilerFromPool = (externalSchemas) => {
-    const strict = factory(externalSchemas, { customOptions: { coerceTypes: false, removeAdditional: false } }) as unknown as RouteValidatorCompiler
-    const lenient = factory(externalSchemas, { customOptions: { coerceTypes: 'array', removeAdditional: false } }) as unknown as RouteValidatorCompiler
+    // Free-form fields carry their own depth and size limits (x-max-depth, x-max-bytes).
+    const keywords = freeFormKeywords
+    const strict = factory(externalSchemas, { customOptions: { coerceTypes: false, removeAdditional: false, keywords } }) as unknown as RouteValidatorCompiler
+    const lenient = factory(externalSchemas, { customOptions: { coerceTypes: 'array', removeAdditional: false, keywords } }) as unknown as RouteValidatorCompiler
     const compile: RouteValidatorCompiler = (route) => route.httpPart === 'body' ? strict(route) : lenient(route)
     return compile as unknown as ReturnType<BuildCompilerFromPool>
   }
@@ -103,7 +109,7 @@ const FRAMEWORK_ERRORS: Record<string, string> = {
 }
 function frameworkErrors (error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   const answer = new HttpError(error.statusCode ?? 400, FRAMEWORK_ERRORS[error.code] ?? 'The request is malformed', { code: error.code })
-  void reply.code(answer.statusCode).send(toErrorBody(answer))
+  void reply.code(answer.statusCode).headers(RESPONSE_HEADERS).send(toErrorBody(answer))
 }
 
 /** Builds the service: cross-cutting plugins first, then the open routes, then the guarded areas. */
@@ -119,8 +125,9 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
     // once decoded (a Git project path may take 1,024 bytes): the routes check their own limits
     // and say which one a value broke.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
-    requestIdHeader: 'x-request-id',
-    // Unless the proxy in front sent one: a per-process random part and a counter (lib/http/ids.ts).
+    // The generator reads X-Request-Id itself and keeps it only when short and safe; otherwise a
+    // per-process random part and a counter (lib/http/ids.ts).
+    requestIdHeader: false,
     genReqId: requestIdGenerator(),
     schemaController: schemaCompilers(),
     schemaErrorFormatter,
@@ -133,10 +140,14 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   app.addSchema(ErrorResponse)
   await app.register(configPlugin, { config })
   await app.register(errorHandlerPlugin)
+  await app.register(responseHeadersPlugin)
+  // JSON bodies, path and query parameters of every route: see plugins/request-input.ts.
+  await app.register(requestInputPlugin)
   // Before any route is added, so that every route but liveness is shed under overload.
   await app.register(loadSheddingPlugin)
   await app.register(publicUrlPlugin)
   await app.register(openapiPlugin)
+  await app.register(dataDirPlugin)
   await app.register(databasePlugin)
   await app.register(usersRepositoryPlugin)
   await app.register(sessionsRepositoryPlugin)

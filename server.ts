@@ -11,6 +11,10 @@ try {
   process.exit(1)
 }
 
+// Every file the service creates (embedded database, Git cache, key file) is its user's alone;
+// what an earlier start left is repaired at start (plugins/data-dir.ts).
+process.umask(0o077)
+
 const app = await buildApp(config)
 
 // On SIGTERM/SIGINT: stop accepting connections, let in-flight requests finish, close the pools.

@@ -7,6 +7,7 @@ import { behindNginx, outageRecovery } from './ops.js'
 import { gitInitCold, gitInitWarm, gitPackIndex, gitUpdateRetrieveWarm } from './git.js'
 import { largeAnswersVsReplyFrom, restQueryVsReplyFrom } from './orchestrator.js'
 import { importColliding, listsAtScale } from './lists.js'
+import { idleFootprint } from './footprint.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
   'ismaintenance-with-auth': maintenanceWithAuth,
@@ -23,7 +24,8 @@ const scenarios: Record<string, () => Promise<void>> = {
   'orchestrator-restquery': restQueryVsReplyFrom,
   'orchestrator-large-answers': largeAnswersVsReplyFrom,
   'lists-100k': listsAtScale,
-  'import-colliding': importColliding
+  'import-colliding': importColliding,
+  'idle-rss': idleFootprint
 }
 
 const filters = process.argv.slice(2)

@@ -1,4 +1,5 @@
-import { Type, type TSchema } from '@sinclair/typebox'
+import { Type, type ObjectOptions, type TObject, type TSchema } from '@sinclair/typebox'
+import { MAX_BYTES_KEYWORD, MAX_DEPTH_KEYWORD } from '../lib/http/free-form.js'
 
 // The one error body of every route (see lib/http/errors.ts); extra fields such as `upstream` may follow.
 export const ErrorResponse = Type.Object({
@@ -19,3 +20,23 @@ export const Role = Type.Union([Type.Literal('admin'), Type.Literal('designer'),
 
 /** What a DELETE of a user or an orchestrator adapter answers. */
 export const Deleted = Type.Object({ deleted: Type.Boolean() })
+
+/** How deep free-form JSON a client sends (meta, a Git project, a relayed body) may nest, itself being 1. */
+export const FREE_FORM_MAX_DEPTH = 64
+
+/**
+ * A free-form JSON object in a request: any members, nested at most `maxDepth` levels (default
+ * FREE_FORM_MAX_DEPTH) and, when `maxBytes` is given, at most that many bytes as JSON text.
+ * A value past a limit is a 400 naming the field (lib/http/free-form.ts).
+ */
+export function FreeFormObject (options: ObjectOptions & { maxDepth?: number, maxBytes?: number } = {}): TObject {
+  const { maxDepth = FREE_FORM_MAX_DEPTH, maxBytes, ...rest } = options
+  const limits = `At most ${maxDepth} levels deep` + (maxBytes === undefined ? '' : ` and ${maxBytes} bytes as JSON`) + '.'
+  return Type.Object({}, {
+    additionalProperties: true,
+    ...rest,
+    description: rest.description === undefined ? limits : `${rest.description} ${limits}`,
+    [MAX_DEPTH_KEYWORD]: maxDepth,
+    ...(maxBytes === undefined ? {} : { [MAX_BYTES_KEYWORD]: maxBytes })
+  })
+}

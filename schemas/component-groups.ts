@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OBJECT_ID_PATTERN } from '../lib/http/ids.js'
 import { listQuerySchema, pageSchema, ProjectionQuery, type ListSpec } from '../lib/http/list-query.js'
+import { FreeFormObject } from './common.js'
 
 // Limits: generous for real groups, small enough that one request cannot make the service or the
 // database do unbounded work. The README lists them.
@@ -16,7 +17,10 @@ export const LIMITS = {
   group: 128,
   groups: 256,
   /** The most groups one import may hold (STUDIO_IMPORT_MAX_GROUPS may lower it, default 500). */
-  importCount: 10_000
+  importCount: 10_000,
+  /** `meta`, as JSON text (UTF-8), and how deep it may nest (the object itself being 1). */
+  metaBytes: 65_536,
+  metaDepth: 64
 } as const
 
 const Id = Type.String({ pattern: OBJECT_ID_PATTERN, description: 'Made by the service: 24 hexadecimal digits.' })
@@ -65,7 +69,7 @@ const writable = {
   members: Members,
   gbacRead: GbacRead,
   gbacWrite: Type.Optional(Type.Array(Group, { uniqueItems: true, maxItems: LIMITS.groups, default: [] })),
-  meta: Type.Optional(Type.Object({}, { additionalProperties: true, default: {} }))
+  meta: Type.Optional(FreeFormObject({ default: {}, description: 'Free-form metadata.', maxDepth: LIMITS.metaDepth, maxBytes: LIMITS.metaBytes }))
 }
 
 /** What a create or an import takes. `_id` and `version` are accepted (exports carry them) and ignored. */

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { MAX_COMMIT_MESSAGE_LENGTH } from '../lib/git/commit.js'
+import { FreeFormObject } from './common.js'
 
 // Path parameters arrive URL-encoded; Fastify decodes them, so `netops%2Fautomation` is `netops/automation` here.
 export const GitProjectParams = Type.Object({
@@ -29,7 +30,7 @@ export const Project = Type.Object({}, {
 })
 
 export const InitializeProjectBody = Type.Object({
-  project: Type.Optional(Type.Unsafe<Record<string, unknown>>(Project)),
+  project: Type.Optional(Type.Unsafe<Record<string, unknown>>(FreeFormObject({ description: Project.description }))),
   commitMessage: Type.Optional(Type.String({
     minLength: 1,
     maxLength: MAX_COMMIT_MESSAGE_LENGTH,

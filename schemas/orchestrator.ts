@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { ErrorResponse } from './common.js'
+import { ErrorResponse, FreeFormObject } from './common.js'
 import { listQuerySchema, pageSchema, type ListSpec } from '../lib/http/list-query.js'
 
 // Adapter ids are names as users write them (`Local NSO`, `nso-lab_2`): letters (any script),
@@ -114,8 +114,7 @@ export const RestActionBody = Type.Object({
     })),
     contentType: Type.Optional(Type.String({ ...MediaType, description: 'Media type of the body; default: accept.' }))
   }, { additionalProperties: false }),
-  body: Type.Object({}, {
-    additionalProperties: true,
+  body: FreeFormObject({
     description: 'Sent upstream as JSON with POST, PUT and PATCH; GET and DELETE send no body.'
   })
 }, { additionalProperties: false })

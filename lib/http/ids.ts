@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
 
 // Identifiers in the platform's shape (a MongoDB ObjectId): 12 bytes as 24 lowercase hex digits,
 // a 4-byte timestamp in seconds, 5 random bytes chosen once per process, a 3-byte counter.
@@ -24,12 +25,28 @@ export function isObjectId (value: string): boolean {
 }
 
 /**
- * Request ids: 12 hex digits chosen at random when the generator is made (once per process), a
+ * What an `X-Request-Id` sent by a client or proxy must look like to be used as the request's id:
+ * 1 to 64 letters, digits, `.`, `_`, `:` or `-` (a UUID, nginx's $request_id, a trace id). Any
+ * other value (longer, or with spaces, quotes or control characters) would be copied into every
+ * log line of the request; it is ignored and an id is made instead.
+ */
+export const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/
+
+export function isAcceptableRequestId (value: unknown): value is string {
+  return typeof value === 'string' && REQUEST_ID_PATTERN.test(value)
+}
+
+/**
+ * Request ids: the request's own `X-Request-Id` when it is short and safe (REQUEST_ID_PATTERN),
+ * otherwise 12 hex digits chosen at random when the generator is made (once per process), a
  * dash, then a counter in base 36. Unique across instances and restarts for logging purposes,
  * and far cheaper per request than a random UUID.
  */
-export function requestIdGenerator (): () => string {
+export function requestIdGenerator (): (request?: Pick<IncomingMessage, 'headers'>) => string {
   const prefix = randomBytes(6).toString('hex') + '-'
   let counter = 0
-  return () => prefix + (++counter).toString(36)
+  return (request) => {
+    const given = request?.headers['x-request-id']
+    return isAcceptableRequestId(given) ? given : prefix + (++counter).toString(36)
+  }
 }

@@ -280,7 +280,7 @@ t.test('bad input is a 400 naming the problem, and nothing reaches the provider'
     { url: projectUrl(repo, 'main', 'p.json'), payload: { commitMessage: '' }, message: /commitMessage/ },
     { url: projectUrl(repo, 'main', 'p.json'), payload: { commitMessage: 42 }, message: /commitMessage/ },
     { url: projectUrl(repo, 'main', 'p.json'), payload: { commitMessage: ' \n\t ' }, message: /^commitMessage must not be blank$/ },
-    { url: projectUrl(repo, 'main', 'p.json'), payload: { commitMessage: 'a\u0000b' }, message: /^commitMessage must not contain NUL/ },
+    { url: projectUrl(repo, 'main', 'p.json'), payload: { commitMessage: 'a\u0000b' }, message: /^body\/commitMessage contains a NUL character/ },
     { url: projectUrl(repo, 'main', 'p.json'), payload: { commitMessage: 'x'.repeat(10_001) }, message: /commitMessage/ }
   ]
   for (const c of cases) {

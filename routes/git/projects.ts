@@ -74,9 +74,7 @@ const gitRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       params: GitProjectParams,
       body: InitializeProjectBody,
       response: { 200: InitializeProjectResponse, ...errorResponses(400, 404, 409, 502, 503, 504) }
-    },
-    // Both fields are optional, so a request may come without a body at all (`curl -X POST`).
-    preValidation: async (request) => { request.body ??= {} }
+    }
   }, async (request, reply) => {
     const base = target(request, request.params)
     const branch = valid(validateBranchName(request.params.branchName))
@@ -179,8 +177,7 @@ const gitRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       params: GitBranchParams,
       body: CreateBranchBody,
       response: { 200: CreateBranchResponse, ...errorResponses(400, 404, 409, 502, 504) }
-    },
-    preValidation: async (request) => { request.body ??= {} }
+    }
   }, async (request) => await createBranch(request, request.params, request.params.branchName, request.body.originBranch))
 
   fastify.post('/:gitType/repos/:repoPath/branches', {

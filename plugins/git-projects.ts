@@ -173,10 +173,21 @@ export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: D
     return { ok: true, oid, objects: [...new Set([blob, ...added.written, oid])] }
   }
 
-  async function initializeInCache (repo: Repo, input: InitializeProjectInput): Promise<InitializeProjectResult> {
-    const { branch } = input
-    await caches.prepare(repo, input.log)
-    const blob = await git.writeBlob({ fs, gitdir: repo.gitdir, blob: Buffer.from(input.content, 'utf8') })
+  /**
+   * What a write comes to on one tip of its branch: a commit to push and the answer once it is
+   * pushed, or an answer with nothing to push (which may also be a refusal it throws).
+   */
+  type Attempt<R> =
+    | { push: string, objects: string[], answer: (attempts: number, fetched: boolean) => R }
+    | { answer: (fetched: boolean) => R }
+
+  /**
+   * The loop every write shares: decide on the cached tip, or on the provider's current tip when
+   * the cached one cannot tell (only that tip can say "taken", "missing", "changed" or
+   * "unchanged"); push the commit; when the branch moved meanwhile, the other commit stays and
+   * ours is made again on top of it.
+   */
+  async function pushOnTip<R> (repo: Repo, branch: string, log: InitializeProjectInput['log'], attemptOn: (base: Base) => Promise<Attempt<R>>): Promise<R> {
     let fetched = false
     const fetchFresh = async (): Promise<Base> => {
       fetched = true
@@ -185,22 +196,36 @@ export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: D
     let base = await caches.cachedBase(repo, branch)
     for (let attempt = 1; attempt <= MAX_PUSH_ATTEMPTS; attempt++) {
       base ??= await fetchFresh()
-      let built = await buildCommit(repo, base, blob, input)
-      if (!built.ok && !base.fresh) {
-        // The cache may be behind the provider: only the provider's current tip can say "taken".
+      let next = await attemptOn(base)
+      if (!('push' in next) && !base.fresh) {
         base = await fetchFresh()
-        built = await buildCommit(repo, base, blob, input)
+        next = await attemptOn(base)
       }
-      if (!built.ok) {
-        throw new HttpError(409, `${built.conflict} on ${where(repo, branch)}`, { code: 'GIT_PROJECT_EXISTS' })
+      if (!('push' in next)) return next.answer(fetched)
+      if (await pushCommit(repo, branch, base, next.push, next.objects)) {
+        await caches.recordPush(repo, branch, next.push, log)
+        return next.answer(attempt, fetched)
       }
-      if (await pushCommit(repo, branch, base, built.oid, built.objects)) {
-        await caches.recordPush(repo, branch, built.oid, input.log)
-        return { commit: built.oid, blob, branchCreated: !base.exists, attempts: attempt, fetched }
-      }
-      base = undefined // the branch moved: fetch its new tip and make the commit again there
+      base = undefined
     }
     throw busy(repo, branch)
+  }
+
+  async function initializeInCache (repo: Repo, input: InitializeProjectInput): Promise<InitializeProjectResult> {
+    const { branch } = input
+    await caches.prepare(repo, input.log)
+    const blob = await git.writeBlob({ fs, gitdir: repo.gitdir, blob: Buffer.from(input.content, 'utf8') })
+    return await pushOnTip(repo, branch, input.log, async (base): Promise<Attempt<InitializeProjectResult>> => {
+      const built = await buildCommit(repo, base, blob, input)
+      if (!built.ok) {
+        return { answer: () => { throw new HttpError(409, `${built.conflict} on ${where(repo, branch)}`, { code: 'GIT_PROJECT_EXISTS' }) } }
+      }
+      return {
+        push: built.oid,
+        objects: built.objects,
+        answer: (attempts, fetched) => ({ commit: built.oid, blob, branchCreated: !base.exists, attempts, fetched })
+      }
+    })
   }
 
   function busy (repo: Repo, branch: string): HttpError {
@@ -223,39 +248,35 @@ export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: D
     const { branch } = input
     await caches.prepare(repo, input.log)
     const blob = await git.writeBlob({ fs, gitdir: repo.gitdir, blob: Buffer.from(input.content, 'utf8') })
-    let fetched = false
-    const fetchFresh = async (): Promise<Base> => {
-      fetched = true
-      return await caches.fetchBase(repo, branch)
-    }
-    let base = await caches.cachedBase(repo, branch)
-    for (let attempt = 1; attempt <= MAX_PUSH_ATTEMPTS; attempt++) {
-      base ??= await fetchFresh()
-      let outcome = await replacement(repo, base, blob, input)
-      if (outcome.kind !== 'commit' && !base.fresh) {
-        // Only the provider's current tip can say "missing", "changed since" or "unchanged".
-        base = await fetchFresh()
-        outcome = await replacement(repo, base, blob, input)
-      }
+    return await pushOnTip(repo, branch, input.log, async (base): Promise<Attempt<UpdateProjectResult>> => {
+      const outcome = await replacement(repo, base, blob, input)
       switch (outcome.kind) {
         case 'no-branch':
-          throw branchNotFound(repo, branch)
+          return { answer: () => { throw branchNotFound(repo, branch) } }
         case 'missing':
-          throw new HttpError(404, `Project ${outcome.missing} not found on ${where(repo, branch)}; initialize it first (POST)`,
-            { code: 'GIT_PROJECT_NOT_FOUND' })
+          return {
+            answer: () => {
+              throw new HttpError(404, `Project ${outcome.missing} not found on ${where(repo, branch)}; initialize it first (POST)`,
+                { code: 'GIT_PROJECT_NOT_FOUND' })
+            }
+          }
         case 'stale':
-          throw new HttpError(409, `Project ${input.projectPath} on ${where(repo, branch)} changed since it was read ` +
-            `(If-Match); it now has ETag "${outcome.previous}"`, { code: 'GIT_PROJECT_CHANGED' })
+          return {
+            answer: () => {
+              throw new HttpError(409, `Project ${input.projectPath} on ${where(repo, branch)} changed since it was read ` +
+                `(If-Match); it now has ETag "${outcome.previous}"`, { code: 'GIT_PROJECT_CHANGED' })
+            }
+          }
         case 'unchanged':
-          return { blob, previous: outcome.previous, attempts: 0, fetched }
+          return { answer: (fetched: boolean) => ({ blob, previous: outcome.previous, attempts: 0, fetched }) }
+        case 'commit':
+          return {
+            push: outcome.oid,
+            objects: outcome.objects,
+            answer: (attempts, fetched) => ({ commit: outcome.oid, blob, previous: outcome.previous, attempts, fetched })
+          }
       }
-      if (await pushCommit(repo, branch, base, outcome.oid, outcome.objects)) {
-        await caches.recordPush(repo, branch, outcome.oid, input.log)
-        return { commit: outcome.oid, blob, previous: outcome.previous, attempts: attempt, fetched }
-      }
-      base = undefined // the branch moved: the other commit stays, ours is made again on top of it
-    }
-    throw busy(repo, branch)
+    })
   }
 
   async function readInCache (repo: Repo, input: ReadProjectInput, tip: string): Promise<ReadProjectResult> {

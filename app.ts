@@ -56,7 +56,8 @@ export const REDACTED_PATHS = [
 
 // Fastify's request fields in the log, with the URL's `?token=` (a credential) left out.
 const logSerializers = {
-  req: (req: FastifyRequest) => ({
+  // Anything else logged under `req` (not a request) is left out rather than serialised whole.
+  req: (req: FastifyRequest) => typeof req.url !== 'string' ? {} : ({
     method: req.method,
     url: withoutQueryToken(req.url),
     host: req.host,

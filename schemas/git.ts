@@ -29,13 +29,17 @@ export const Project = Type.Object({}, {
   description: 'The project document: any JSON object, written as it is.'
 })
 
+/** The project document a client sends: free-form, bounded in depth as every free-form field is. */
+const ProjectInput = Type.Unsafe<Record<string, unknown>>(FreeFormObject({ description: Project.description }))
+const CommitMessage = (verb: string) => Type.Optional(Type.String({
+  minLength: 1,
+  maxLength: MAX_COMMIT_MESSAGE_LENGTH,
+  description: `Commit message. Default: \`${verb} project <projectPath>\`.`
+}))
+
 export const InitializeProjectBody = Type.Object({
-  project: Type.Optional(Type.Unsafe<Record<string, unknown>>(FreeFormObject({ description: Project.description }))),
-  commitMessage: Type.Optional(Type.String({
-    minLength: 1,
-    maxLength: MAX_COMMIT_MESSAGE_LENGTH,
-    description: 'Commit message. Default: `Initialize project <projectPath>`.'
-  }))
+  project: Type.Optional(ProjectInput),
+  commitMessage: CommitMessage('Initialize')
 }, { additionalProperties: false })
 export type InitializeProjectBody = Static<typeof InitializeProjectBody>
 
@@ -58,12 +62,8 @@ export const GitBranchParams = Type.Object({
 export type GitBranchParams = Static<typeof GitBranchParams>
 
 export const UpdateProjectBody = Type.Object({
-  project: Type.Unsafe<Record<string, unknown>>(Project),
-  commitMessage: Type.Optional(Type.String({
-    minLength: 1,
-    maxLength: MAX_COMMIT_MESSAGE_LENGTH,
-    description: 'Commit message. Default: `Update project <projectPath>`.'
-  }))
+  project: ProjectInput,
+  commitMessage: CommitMessage('Update')
 }, { additionalProperties: false })
 export type UpdateProjectBody = Static<typeof UpdateProjectBody>
 

@@ -54,6 +54,7 @@ export function freeFormFields (id: string): Array<{ field: string, method: 'POS
     { field: 'body/update/meta', method: 'PUT', url: `/studio/component-groups/${id}`, body: (v) => `{"update":${group(v)}}` },
     { field: 'body/componentGroups/1/meta', method: 'POST', url: '/studio/component-groups/import', body: (v) => `{"componentGroups":[${group('{}')},${group(v)}]}` },
     { field: 'body/project', method: 'POST', url: '/git/GitHub/repos/netops%2Fautomation/branches/main/projects/p.json', body: (v) => `{"project":${v}}` },
+    { field: 'body/project', method: 'PUT', url: '/git/GitHub/repos/netops%2Fautomation/branches/main/projects/p.json', body: (v) => `{"project":${v}}` },
     {
       field: 'body/body',
       method: 'POST',

@@ -4,7 +4,7 @@ import { WRITERS } from '../../plugins/auth.js'
 import { toFields, type Outcome } from '../../plugins/component-groups-repository.js'
 import { HttpError } from '../../lib/http/errors.js'
 import { pageEnvelope, parseListQuery, parseProjection, project } from '../../lib/http/list-query.js'
-import { expectedVersions, parseIfMatch, versionEtag, type ExpectedVersions } from '../../lib/studio/if-match.js'
+import { expectedVersions, parseVersionIfMatch, versionEtag, type ExpectedVersions } from '../../lib/studio/if-match.js'
 import { errorResponses } from '../../schemas/common.js'
 import {
   COMPONENT_GROUP_LIST, ComponentGroup, CreateBody, Created, Deleted, FetchQuery, Fetched, IdParams, IfMatchHeaders, Imported,
@@ -32,7 +32,7 @@ function refused (outcome: Exclude<Outcome, { doc: ComponentGroup }>, id: string
 
 /** The versions a write is conditional on, from If-Match and an optional body version. */
 function writeCondition (ifMatchHeader: string | undefined, bodyVersion?: number): ExpectedVersions {
-  const ifMatch = parseIfMatch(ifMatchHeader)
+  const ifMatch = parseVersionIfMatch(ifMatchHeader)
   if (!ifMatch.ok) throw new HttpError(400, ifMatch.reason)
   const expected = expectedVersions(ifMatch.value, bodyVersion)
   if (!expected.ok) throw new HttpError(400, expected.reason)

@@ -1,9 +1,9 @@
 import t from 'tap'
-import { expectedVersions, matchesVersion, parseIfMatch, versionEtag } from '../../../lib/studio/if-match.js'
+import { expectedVersions, matchesVersion, parseVersionIfMatch, versionEtag } from '../../../lib/studio/if-match.js'
 
 t.test('the ETag of a version is the version quoted', async (t) => {
   t.equal(versionEtag(7), '"7"')
-  t.same(parseIfMatch(versionEtag(7)), { ok: true, value: [7] }, 'and reads back')
+  t.same(parseVersionIfMatch(versionEtag(7)), { ok: true, value: [7] }, 'and reads back')
 })
 
 t.test('If-Match: absent or * is unconditional; quoted versions are the versions expected', async (t) => {
@@ -31,13 +31,13 @@ t.test('If-Match: absent or * is unconditional; quoted versions are the versions
     ['"99999999999999"', []]
   ]
   for (const [header, value] of cases) {
-    t.same(parseIfMatch(header), { ok: true, value }, JSON.stringify(header))
+    t.same(parseVersionIfMatch(header), { ok: true, value }, JSON.stringify(header))
   }
 })
 
 t.test('If-Match that is not a list of quoted tags is refused with a reason', async (t) => {
   for (const header of ['', '   ', '3', '"3', '3"', '"3" "4"', '"3";', 'W/3', 'w/"3"', '*, "3"', '"a"b"', ',', '"3" x']) {
-    const result = parseIfMatch(header)
+    const result = parseVersionIfMatch(header)
     t.equal(result.ok, false, JSON.stringify(header))
     if (!result.ok) t.match(result.reason, /If-Match must be "\*" or .*quoted ETags/)
   }

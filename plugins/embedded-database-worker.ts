@@ -42,12 +42,12 @@ export const EMBEDDED_SETTINGS = [
 
 /**
  * PostgreSQL's WebAssembly is compiled by V8's baseline compiler (Liftoff) only, never tiered up
- * to its optimising one (TurboFan). Measured idle (docs/benchmarks.md, idle-rss): the optimised
- * code and what compiling it took stay resident, 40-50 MiB; and queries were no slower without it
- * (2,000 catalog look-ups in 1.4-2.3 s against 2.3-2.6 s with tier-up, which competes with them
- * for the CPU). V8's flags are the process's: set before the module is compiled, and never in a
- * process that does not run PGlite. WebAssembly compiled later in the same process (undici's HTTP
- * parser) is compiled so too.
+ * to its optimising one (TurboFan): the optimised code and what compiling it left in the allocator
+ * stayed resident, about 50 MiB of the idle service (idle-rss: 264 / 242 MiB with tier-up, 213 /
+ * 190 without, first start / restart), and queries were no slower without it (2,000 catalog
+ * look-ups in 1.4-2.3 s against 2.3-2.6 s, where tier-up competes with them for the CPU). V8's
+ * flags are the process's: this runs only in a process that runs PGlite, before the module is
+ * compiled; WebAssembly compiled later in that process (undici's HTTP parser) is compiled so too.
  */
 export function compileWithBaselineOnly (): void {
   setFlagsFromString('--liftoff-only')

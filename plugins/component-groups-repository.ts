@@ -7,6 +7,7 @@ import { bypassesGbac, gbacParams, writeRefusal, type GbacUser, type Refusal } f
 import type { ExpectedVersions } from '../lib/studio/if-match.js'
 import { newObjectId } from '../lib/http/ids.js'
 import { listStatements, totalFromPage, type ListRequest, type ListSource } from '../lib/http/list-query.js'
+import { FREQUENT_TRIGRAM_SHARE } from '../lib/http/trigram-search.js'
 import { nameAllocator, suffixedNamesPattern } from '../lib/studio/names.js'
 
 interface Row {
@@ -68,6 +69,17 @@ export function readableSource (user: GbacUser): ListSource {
   if (user.groups.length === 0) return { ...source, arms: [['cardinality(gbac_read) = 0']], params: [] }
   return { ...source, arms: [['cardinality(gbac_read) = 0'], ['gbac_read && $1::text[]']], params: [[...user.groups]] }
 }
+
+// The trigrams most names share, as ANALYZE (or autovacuum) last counted them (migrations/010);
+// `contains` leaves them out of its index look-up. None where there are no statistics yet (or no
+// pg_trgm): the whole value is then looked up.
+const FREQUENT_NAME_TRIGRAMS_SQL = `SELECT u.trigram FROM pg_stats_ext_exprs s,
+    unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS u(trigram, share)
+  WHERE s.statistics_schemaname = current_schema() AND s.statistics_name = 'component_groups_name_trigrams'
+    AND u.trigram IS NOT NULL AND u.share >= $1`
+
+// How long the frequent trigrams are kept before they are read again.
+const FREQUENT_TRIGRAMS_TTL_MS = 60_000
 
 // An import stores its groups this many per statement.
 export const IMPORT_BATCH = 100
@@ -137,6 +149,20 @@ const isUniqueViolation = (err: unknown): boolean => (err as { code?: unknown } 
 
 /** Component groups table access. Every read and write is filtered by the caller's groups. */
 export function componentGroupsRepository (db: Db) {
+  let frequentTrigrams: { readAt: number, trigrams: Promise<ReadonlySet<string>> } | undefined
+
+  async function frequentNameTrigrams (): Promise<ReadonlySet<string>> {
+    const now = performance.now()
+    if (frequentTrigrams === undefined || now - frequentTrigrams.readAt > FREQUENT_TRIGRAMS_TTL_MS) {
+      frequentTrigrams = {
+        readAt: now,
+        trigrams: db.query<{ trigram: string }>(FREQUENT_NAME_TRIGRAMS_SQL, [FREQUENT_TRIGRAM_SHARE])
+          .then(({ rows }) => new Set(rows.map((r) => r.trigram)), () => new Set<string>())
+      }
+    }
+    return await frequentTrigrams.trigrams
+  }
+
   async function current (id: string): Promise<ComponentGroup | undefined> {
     const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM component_groups WHERE id = $1`, [id])
     return rows[0] === undefined ? undefined : toDoc(rows[0])
@@ -224,9 +250,14 @@ export function componentGroupsRepository (db: Db) {
   }
 
   return {
+    /** The trigrams most names share (see FREQUENT_NAME_TRIGRAMS_SQL), read again once a minute. */
+    frequentNameTrigrams,
+
     /** A page of the groups `user` may read, and how many match (see LIST_COUNT_LOOKAHEAD). */
     async list (user: GbacUser, request: ListRequest): Promise<{ items: ComponentGroup[], total: number }> {
-      const { page, count } = listStatements(COMPONENT_GROUP_LIST, request, readableSource(user))
+      const searched = request.filters.some((f) => f.op === 'contains')
+      const { page, count } = listStatements(COMPONENT_GROUP_LIST, request, readableSource(user),
+        searched ? { name: await frequentNameTrigrams() } : {})
       const { rows } = await db.query<Row>(page.text, page.params, CUSTOM_PLAN)
       const total = totalFromPage(request, rows.length) ??
         (await db.query<{ n: number }>(count.text, count.params, CUSTOM_PLAN)).rows[0]?.n ?? 0

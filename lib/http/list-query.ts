@@ -6,6 +6,7 @@
 // `{items, count, skip, limit, total, next, previous}`, and the projection of each document.
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import type { CheckResult } from './check-result.js'
+import { selectiveContainsPart } from './trigram-search.js'
 
 export const LIST_DEFAULT_LIMIT = 25
 /** The largest `skip`: deep pages stay correct; their cost grows with `skip` (see listStatements). */
@@ -218,9 +219,12 @@ export interface Statement {
  * The page and its count as SQL. The page reads its rows in index order and stops after
  * skip + limit of them (a deep `skip` costs that many index entries); the count reads at most
  * skip + limit + LIST_COUNT_LOOKAHEAD rows per arm. No window function: the page's cost does
- * not depend on how many rows match.
+ * not depend on how many rows match. `frequentTrigrams`, per filterable field with a trigram
+ * index: the trigrams most of its values share, which `contains` leaves to a filter
+ * (lib/http/trigram-search.ts).
  */
-export function listStatements (spec: ListSpec, request: ListRequest, source: ListSource): { page: Statement, count: Statement } {
+export function listStatements (spec: ListSpec, request: ListRequest, source: ListSource,
+  frequentTrigrams: Readonly<Record<string, ReadonlySet<string>>> = {}): { page: Statement, count: Statement } {
   const params = [...source.params]
   const param = (value: unknown): string => {
     params.push(value)
@@ -231,7 +235,16 @@ export function listStatements (spec: ListSpec, request: ListRequest, source: Li
     switch (f.op) {
       case 'equals': return `${column} = ${param(f.value)}`
       // Case folds by the database's default collation, whatever the column's (names sort bytewise).
-      case 'contains': return `(${column} COLLATE "default") ILIKE ${param(likePattern(f.value, true, true))} ESCAPE '\\'`
+      case 'contains': {
+        const frequent = frequentTrigrams[f.field]
+        const part = frequent === undefined ? undefined : selectiveContainsPart(f.value, frequent)
+        const lookUp = `(${column} COLLATE "default") ILIKE ${param(likePattern(part ?? f.value, true, true))} ESCAPE '\\'`
+        if (part === undefined) return lookUp
+        // The index looks up the part; the whole value is tested on the rows it finds. `IS TRUE`
+        // (the same test in a WHERE clause) keeps the planner from giving that test to the index
+        // too, which would read the frequent trigrams' lists again.
+        return `${lookUp} AND ((${column} COLLATE "default") ILIKE ${param(likePattern(f.value, true, true))} ESCAPE '\\') IS TRUE`
+      }
       case 'startsWith': return `(${column} COLLATE "default") ILIKE ${param(likePattern(f.value, false, true))} ESCAPE '\\'`
     }
     throw new Error('unreachable')

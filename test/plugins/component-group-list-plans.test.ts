@@ -32,10 +32,15 @@ if (testDatabases.includes('postgres')) {
       FROM generate_series(1, ${ROWS}) AS g`)
     await client.query('VACUUM ANALYZE component_groups')
 
-    const explain = async (user: { roles: string[], groups: string[] }, q: Partial<ListQueryString>) => {
+    // The trigrams every "Group N" has, as the repository reads them from the statistics.
+    const frequent = await app.componentGroupsRepository.frequentNameTrigrams()
+    const statements = (user: { roles: string[], groups: string[] }, q: Partial<ListQueryString>, trigrams = frequent) => {
       const parsed = parseListQuery(COMPONENT_GROUP_LIST, { limit: 25, skip: 0, sort: 'name', order: 1, ...q })
       if (!parsed.ok) throw new Error(parsed.reason)
-      const { page, count } = listStatements(COMPONENT_GROUP_LIST, parsed.value, readableSource(user))
+      return listStatements(COMPONENT_GROUP_LIST, parsed.value, readableSource(user), { name: trigrams })
+    }
+    const explain = async (user: { roles: string[], groups: string[] }, q: Partial<ListQueryString>) => {
+      const { page, count } = statements(user, q)
       const plan = async (text: string, params: unknown[]): Promise<PlanNode[]> =>
         nodes(((await client.query(`EXPLAIN (FORMAT JSON) ${text}`, params)).rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]?.Plan as PlanNode)
       return { page: await plan(page.text, page.params), count: await plan(count.text, count.params) }
@@ -64,6 +69,31 @@ if (testDatabases.includes('postgres')) {
       t.ok(types(count).includes('Limit'), `${name}: the count is bounded`)
       if (user === reader) t.notOk(types(count).includes('Seq Scan'), `${name}: the reader's count goes through the indexes`)
     }
+
+    t.test('the trigram index is written without a pending list, which every search would read whole', async (t) => {
+      const { rows } = await client.query<{ reloptions: string[] | null }>(
+        "SELECT reloptions FROM pg_class WHERE oid = 'component_groups_name_trgm'::regclass")
+      t.same(rows[0]?.reloptions, ['fastupdate=off'])
+    })
+
+    t.test('contains with trigrams every name has: the index reads the part without them, the whole value filters', async (t) => {
+      t.ok(['oup', 'up ', 'gro'].every((trigram) => frequent.has(trigram)), `the statistics know the frequent trigrams (${[...frequent].join('|')})`)
+      interface Analyzed extends PlanNode { 'Index Cond'?: string, Filter?: string, 'Shared Hit Blocks': number, 'Shared Read Blocks': number, 'Actual Rows': number }
+      const analyze = async (trigrams: ReadonlySet<string>) => {
+        const { page } = statements(admin, { contains: 'oup 1234' }, trigrams)
+        const plan = nodes(((await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${page.text}`, page.params)).rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]?.Plan as PlanNode) as Analyzed[]
+        const scan = plan.find((n) => n['Node Type'] === 'Bitmap Index Scan' && n['Index Name'] === 'component_groups_name_trgm')
+        if (scan === undefined) throw new Error(`no trigram index scan: ${plan.map((n) => n['Node Type']).join(', ')}`)
+        return { scan, pages: scan['Shared Hit Blocks'] + scan['Shared Read Blocks'], rows: plan[0]?.['Actual Rows'], filter: plan.find((n) => n.Filter !== undefined)?.Filter }
+      }
+      const part = await analyze(frequent)
+      const whole = await analyze(new Set())
+      t.match(part.scan['Index Cond'], /'% 1234%'/, 'the index looks up " 1234"')
+      t.match(part.filter, /'%oup 1234%'.*IS TRUE/, 'the whole value is tested on the rows found')
+      t.equal(part.rows, 11, 'Group 1234 and Group 12340-12349')
+      t.equal(whole.rows, part.rows, 'the same rows as the look-up of the whole value')
+      t.ok(part.pages * 2 < whole.pages, `the index reads ${part.pages} pages, against ${whole.pages} for the whole value`)
+    })
 
     t.test('past the count\'s bound, total is a lower bound that keeps clients paging, and exact at the end', async (t) => {
       const pageAt = async (skip: number) => {

@@ -111,3 +111,19 @@ t.test('the SQL: the page in index order without a window function, the count bo
     '(SELECT count(*) FROM (SELECT 1 FROM t WHERE groups && $1::text[] LIMIT $2) AS counted))::int AS n')
   t.same(two.count.params, [['g'], 25 + LIST_COUNT_LOOKAHEAD], 'each statement carries only the parameters it names')
 })
+
+t.test('contains with frequent trigrams: the index looks up a part without them, the whole value is tested after', async (t) => {
+  const parsed = parseListQuery(SPEC, query({ contains: 'oup 4242' }))
+  if (!parsed.ok) throw new Error(parsed.reason)
+  const source = { table: 't', columns: 'id, name', arms: [[]], params: [] }
+  const { page, count } = listStatements(SPEC, parsed.value, source, { name: new Set(['oup', 'up ']) })
+  t.equal(page.text, "SELECT id, name FROM t WHERE (name COLLATE \"default\") ILIKE $1 ESCAPE '\\' AND " +
+    "((name COLLATE \"default\") ILIKE $2 ESCAPE '\\') IS TRUE ORDER BY name ASC LIMIT $3 OFFSET $4")
+  t.same(page.params, ['% 4242%', '%oup 4242%', 25, 0])
+  t.match(count.text, /ILIKE \$1 ESCAPE '\\' AND \(\(name COLLATE "default"\) ILIKE \$2 ESCAPE '\\'\) IS TRUE LIMIT \$3/)
+
+  const other = listStatements(SPEC, parsed.value, source, { description: new Set(['oup', 'up ']) })
+  t.same(other.page.params, ['%oup 4242%', 25, 0], 'trigrams of another field change nothing')
+  const rare = listStatements(SPEC, parsed.value, source, { name: new Set(['gro']) })
+  t.same(rare.page.params, ['%oup 4242%', 25, 0], 'a value without frequent trigrams is looked up whole')
+})

@@ -193,4 +193,21 @@ for (const database of testDatabases) {
       t.same(byUrl.json().items, [{ id: 'lab-c' }])
     })
   })
+
+  t.test(`contains when most names share a word, on ${database}: the same groups, the word left to a filter`, async (t) => {
+    const app = await buildTestApp(t, { database })
+    const names = ['Core netops', 'core edge', 'Core lab', 'core other', 'alpha core', 'netops', 'edge']
+    for (const name of names) {
+      const response = await app.inject({ method: 'POST', url: BASE, headers: { authorization: adminAuth }, payload: { componentGroup: { name, gbacRead: [], members: [] } } })
+      if (response.statusCode !== 200) throw new Error(response.body)
+    }
+    await app.db.query('ANALYZE component_groups') // the statistics migrations/010 keeps on the names' trigrams
+    const frequent = await app.componentGroupsRepository.frequentNameTrigrams()
+    t.ok(frequent.has('cor') && frequent.has('ore'), `the trigrams of "core" are frequent (${[...frequent].join('|')})`)
+    t.notOk(frequent.has('net'), 'those of "netops" are not')
+    for (const [value, expected] of [['CORE NETOPS', ['Core netops']], ['core edg', ['core edge']], ['e ne', ['Core netops']], ['core', names.filter((n) => n.toLowerCase().includes('core'))]] as const) {
+      const response = await app.inject({ url: `${BASE}?contains=${encodeURIComponent(value)}&limit=100`, headers: { authorization: adminAuth } })
+      t.same(response.json().items.map((d: Doc) => d.name).sort(), [...expected].sort(), `contains=${value}`)
+    }
+  })
 }

@@ -13,7 +13,7 @@ import type { GitIdentity } from '../lib/git/commit.js'
 import { branchRef } from '../lib/git/paths.js'
 import { addFileToTree, findInTree, replaceFileInTree } from '../lib/git/tree.js'
 import { trackingRef, type Base, type GitCaches, type Repo } from './git-cache.js'
-import { pushCommit } from './git-push.js'
+import { pushCommit, type PushCapabilities } from './git-push.js'
 import { advertise, describe, openRemote, type UserGitCredentials } from './git-transport.js'
 
 /** The advisory lock that serialises writes to one branch of a repository across instances. */
@@ -113,8 +113,10 @@ function treeRefused (repo: Repo, err: unknown): HttpError | undefined {
     'the branch has to be repaired on the provider', { code: 'GIT_PROVIDER_TREE_REFUSED' })
 }
 
-export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: Dispatcher, maxResponseBytes: number }): GitProjects {
-  const { db, caches, dispatcher } = options
+export function gitProjects (options: {
+  db: Db, caches: GitCaches, pushCapabilities: PushCapabilities, dispatcher: Dispatcher, maxResponseBytes: number
+}): GitProjects {
+  const { db, caches, pushCapabilities, dispatcher } = options
   // Serialises all work on one cache in this process; the advisory lock serialises instances.
   const cacheLocks = new KeyedMutex()
 
@@ -202,7 +204,7 @@ export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: D
         next = await attemptOn(base)
       }
       if (!('push' in next)) return next.answer(fetched)
-      if (await pushCommit(repo, branch, base, next.push, next.objects)) {
+      if (await pushCommit(repo, pushCapabilities, branch, base, next.push, next.objects)) {
         await caches.recordPush(repo, branch, next.push, log)
         return next.answer(attempt, fetched)
       }

@@ -4,7 +4,8 @@ import type { Dispatcher } from 'undici'
 import type { Db } from './database.js'
 import { HttpError } from '../lib/http/errors.js'
 import { branchRef } from '../lib/git/paths.js'
-import { emptyPack, ZERO_OID } from '../lib/git/receive-pack.js'
+import { packOf } from '../lib/git/objects.js'
+import { ZERO_OID } from '../lib/git/receive-pack.js'
 import { branchNotFound, lockName, type GitTarget } from './git-projects.js'
 import { pushRef, type PushCapabilities } from './git-push.js'
 import { advertise, openRemote } from './git-transport.js'
@@ -56,7 +57,7 @@ export function gitBranches (options: { db: Db, pushCapabilities: PushCapabiliti
         if (advertised.tips.has(branchRef(branch))) throw exists()
         // The provider has every object of the origin's tip: the push sends an empty pack. It is
         // refused (false) when the branch exists by now.
-        if (!(await pushRef(repo, pushCapabilities, branch, ZERO_OID, commit, async () => emptyPack()))) throw exists()
+        if (!(await pushRef(repo, pushCapabilities, branch, ZERO_OID, commit, async () => packOf([])))) throw exists()
         return { commit, originBranch: origin }
       })
     }

@@ -1,12 +1,12 @@
 // Our push: one ref update with a pack of exactly the objects a commit added, sent to the
 // provider's receive-pack only while the branch is where the commit was built on.
 import git, { Errors } from 'isomorphic-git'
-import fs from 'node:fs'
 import { STATUS_CODES } from 'node:http'
 import { HttpError } from '../lib/http/errors.js'
 import { branchRef } from '../lib/git/paths.js'
+import { packOf, type GitObject } from '../lib/git/objects.js'
 import { ZERO_OID, parseReceivePackResponse, pushCapabilities, receivePackRequest, type PushReport } from '../lib/git/receive-pack.js'
-import type { Base, Repo } from './git-cache.js'
+import type { Base } from './git-cache.js'
 import { AGENT, remote, remoteError, type Remote } from './git-transport.js'
 
 type Capabilities = Record<string, string | true>
@@ -56,10 +56,9 @@ export async function discoverPush (repo: Remote, known: PushCapabilities): Prom
  * only if the branch is still at the old value given, so a race with another writer cannot lose
  * a commit. Returns false when the branch moved; throws when the provider refuses the push.
  */
-export async function pushCommit (repo: Repo, known: PushCapabilities, branch: string, base: Base, commit: string, objects: string[]): Promise<boolean> {
+export async function pushCommit (repo: Remote, known: PushCapabilities, branch: string, base: Base, commit: string, objects: readonly GitObject[]): Promise<boolean> {
   const expected = base.exists && base.parent !== undefined ? base.parent : ZERO_OID
-  return await pushRef(repo, known, branch, expected, commit, async () =>
-    (await git.packObjects({ fs, gitdir: repo.gitdir, oids: objects, cache: repo.cache })).packfile ?? new Uint8Array())
+  return await pushRef(repo, known, branch, expected, commit, async () => packOf(objects))
 }
 
 /**

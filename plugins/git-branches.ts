@@ -4,9 +4,10 @@ import type { Dispatcher } from 'undici'
 import type { Db } from './database.js'
 import { HttpError } from '../lib/http/errors.js'
 import { branchRef } from '../lib/git/paths.js'
-import { emptyPack, ZERO_OID } from '../lib/git/receive-pack.js'
+import { packOf } from '../lib/git/objects.js'
+import { ZERO_OID } from '../lib/git/receive-pack.js'
 import { branchNotFound, lockName, type GitTarget } from './git-projects.js'
-import { pushRef } from './git-push.js'
+import { pushRef, type PushCapabilities } from './git-push.js'
 import { advertise, openRemote } from './git-transport.js'
 
 export interface CreateBranchInput extends GitTarget {
@@ -30,8 +31,8 @@ export interface GitBranches {
   createBranch: (input: CreateBranchInput) => Promise<CreateBranchResult>
 }
 
-export function gitBranches (options: { db: Db, dispatcher: Dispatcher, maxResponseBytes: number }): GitBranches {
-  const { db, dispatcher } = options
+export function gitBranches (options: { db: Db, pushCapabilities: PushCapabilities, dispatcher: Dispatcher, maxResponseBytes: number }): GitBranches {
+  const { db, pushCapabilities, dispatcher } = options
   const remoteOf = (target: GitTarget) =>
     openRemote(dispatcher, { provider: target.provider, repoPath: target.repoPath, maxBytes: options.maxResponseBytes, user: target.user })
 
@@ -56,7 +57,7 @@ export function gitBranches (options: { db: Db, dispatcher: Dispatcher, maxRespo
         if (advertised.tips.has(branchRef(branch))) throw exists()
         // The provider has every object of the origin's tip: the push sends an empty pack. It is
         // refused (false) when the branch exists by now.
-        if (!(await pushRef(repo, branch, ZERO_OID, commit, async () => emptyPack()))) throw exists()
+        if (!(await pushRef(repo, pushCapabilities, branch, ZERO_OID, commit, async () => packOf([])))) throw exists()
         return { commit, originBranch: origin }
       })
     }

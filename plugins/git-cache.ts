@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import type { FastifyBaseLogger } from 'fastify'
 import { branchRef, cacheDirName } from '../lib/git/paths.js'
+import type { GitObject } from '../lib/git/objects.js'
 import type { TreeStore } from '../lib/git/tree.js'
 import { describe, remote, type Remote } from './git-transport.js'
 import { fetchInto } from './git-fetch.js'
@@ -60,8 +61,13 @@ export interface GitCaches {
   /** The branch's tip fetched from the provider (or the default branch's when it does not exist). */
   fetchBase: (repo: Repo, branch: string) => Promise<Base>
   trees: (repo: Repo) => TreeStore
-  /** Records a pushed commit as the branch's tip; a failure drops the cache (it is rebuilt next time). */
-  recordPush: (repo: Repo, branch: string, commit: string, log: FastifyBaseLogger) => Promise<void>
+  /** Writes objects made in memory (a commit's) to the cache, as loose objects. */
+  writeObjects: (repo: Repo, objects: readonly GitObject[]) => Promise<void>
+  /**
+   * Records a pushed commit, whose objects `written` is writing, as the branch's tip; a failure of
+   * either drops the cache (it is rebuilt next time).
+   */
+  recordPush: (repo: Repo, branch: string, commit: string, written: Promise<void>, log: FastifyBaseLogger) => Promise<void>
 }
 
 export function gitCaches (dataDir: string): GitCaches {
@@ -171,9 +177,16 @@ export function gitCaches (dataDir: string): GitCaches {
     }
   }
 
+  async function writeObjects (repo: Repo, objects: readonly GitObject[]): Promise<void> {
+    for (const object of objects) {
+      await git.writeObject({ fs, gitdir: repo.gitdir, type: object.type, object: object.content, format: 'content' })
+    }
+  }
+
   /** The push is done; what follows only keeps the cache current. Its failure is the cache's, not the request's. */
-  async function recordPush (repo: Repo, branch: string, commit: string, log: FastifyBaseLogger): Promise<void> {
+  async function recordPush (repo: Repo, branch: string, commit: string, written: Promise<void>, log: FastifyBaseLogger): Promise<void> {
     try {
+      await written
       await git.writeRef({ fs, gitdir: repo.gitdir, ref: trackingRef(branch), value: commit, force: true })
       await writeFile(path.join(repo.gitdir, COMMIT_COUNT_FILE), String(await commitCount(repo) + 1))
     } catch (err) {
@@ -184,5 +197,5 @@ export function gitCaches (dataDir: string): GitCaches {
     }
   }
 
-  return { open, create, ready, prepare, resolveRef, cachedBase, fetchBase, trees, recordPush }
+  return { open, create, ready, prepare, resolveRef, cachedBase, fetchBase, trees, writeObjects, recordPush }
 }

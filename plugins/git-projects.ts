@@ -11,9 +11,10 @@ import { KeyedMutex } from '../lib/http/keyed-mutex.js'
 import type { GitProvider } from '../lib/git/providers.js'
 import type { GitIdentity } from '../lib/git/commit.js'
 import { branchRef } from '../lib/git/paths.js'
-import { addFileToTree, findInTree, replaceFileInTree } from '../lib/git/tree.js'
+import { commitContent, gitObject, treeContent, type GitObject } from '../lib/git/objects.js'
+import { addFileToTree, findInTree, replaceFileInTree, type TreeEntry, type TreeStore } from '../lib/git/tree.js'
 import { trackingRef, type Base, type GitCaches, type Repo } from './git-cache.js'
-import { pushCommit } from './git-push.js'
+import { pushCommit, type PushCapabilities } from './git-push.js'
 import { advertise, describe, openRemote, type UserGitCredentials } from './git-transport.js'
 
 /** The advisory lock that serialises writes to one branch of a repository across instances. */
@@ -86,14 +87,14 @@ export interface GitProjects {
   readProject: (input: ReadProjectInput) => Promise<ReadProjectResult>
 }
 
-type BuiltCommit = { ok: true, oid: string, objects: string[] } | { ok: false, conflict: string }
+type BuiltCommit = { ok: true, oid: string, objects: GitObject[] } | { ok: false, conflict: string }
 
 type Replacement =
   | { kind: 'no-branch' }
   | { kind: 'missing', missing: string }
   | { kind: 'stale', previous: string }
   | { kind: 'unchanged', previous: string }
-  | { kind: 'commit', oid: string, objects: string[], previous: string }
+  | { kind: 'commit', oid: string, objects: GitObject[], previous: string }
 
 const where = (repo: Repo, branch: string): string => `branch ${branch} of repository ${repo.repoPath}`
 
@@ -113,8 +114,10 @@ function treeRefused (repo: Repo, err: unknown): HttpError | undefined {
     'the branch has to be repaired on the provider', { code: 'GIT_PROVIDER_TREE_REFUSED' })
 }
 
-export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: Dispatcher, maxResponseBytes: number }): GitProjects {
-  const { db, caches, dispatcher } = options
+export function gitProjects (options: {
+  db: Db, caches: GitCaches, pushCapabilities: PushCapabilities, dispatcher: Dispatcher, maxResponseBytes: number
+}): GitProjects {
+  const { db, caches, pushCapabilities, dispatcher } = options
   // Serialises all work on one cache in this process; the advisory lock serialises instances.
   const cacheLocks = new KeyedMutex()
 
@@ -156,21 +159,42 @@ export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: D
     return (await git.readCommit({ fs, gitdir: repo.gitdir, oid: commit, cache: repo.cache })).commit.tree
   }
 
-  async function writeCommit (repo: Repo, tree: string, parent: string | undefined, input: InitializeProjectInput): Promise<string> {
-    return await git.writeCommit({
-      fs,
-      gitdir: repo.gitdir,
-      commit: { message: input.message, tree, parent: parent === undefined ? [] : [parent], author: input.author, committer: input.author }
-    })
+  /**
+   * The objects of a commit on its way, made in memory (lib/git/objects.ts) from trees read in the
+   * cache: the push is sent from them, and the cache gets them while the provider works on it.
+   */
+  function newObjects (repo: Repo, blob: GitObject): { trees: TreeStore, commit: (tree: string, parent: string | undefined, input: InitializeProjectInput) => string, all: () => GitObject[] } {
+    const made = new Map<string, GitObject>([[blob.oid, blob]])
+    const madeTrees = new Map<string, TreeEntry[]>()
+    const cached = caches.trees(repo)
+    const add = (object: GitObject): string => {
+      made.set(object.oid, object)
+      return object.oid
+    }
+    return {
+      trees: {
+        readTree: async (oid) => madeTrees.get(oid) ?? await cached.readTree(oid),
+        writeTree: async (entries) => {
+          const oid = add(gitObject('tree', treeContent(entries)))
+          madeTrees.set(oid, entries)
+          return oid
+        }
+      },
+      commit: (tree, parent, input) => add(gitObject('commit', commitContent({
+        tree, parents: parent === undefined ? [] : [parent], author: input.author, committer: input.author, message: input.message
+      }))),
+      all: () => [...made.values()]
+    }
   }
 
   /** The commit adding the file on `base`, from objects: only the trees on the path are touched. */
-  async function buildCommit (repo: Repo, base: Base, blob: string, input: InitializeProjectInput): Promise<BuiltCommit> {
+  async function buildCommit (repo: Repo, base: Base, blob: GitObject, input: InitializeProjectInput): Promise<BuiltCommit> {
     const root = base.parent === undefined ? undefined : await rootTree(repo, base.parent)
-    const added = await addFileToTree(caches.trees(repo), root, input.projectPath, blob)
+    const objects = newObjects(repo, blob)
+    const added = await addFileToTree(objects.trees, root, input.projectPath, blob.oid)
     if (!added.ok) return added
-    const oid = await writeCommit(repo, added.tree, base.parent, input)
-    return { ok: true, oid, objects: [...new Set([blob, ...added.written, oid])] }
+    const oid = objects.commit(added.tree, base.parent, input)
+    return { ok: true, oid, objects: objects.all() }
   }
 
   /**
@@ -178,7 +202,7 @@ export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: D
    * pushed, or an answer with nothing to push (which may also be a refusal it throws).
    */
   type Attempt<R> =
-    | { push: string, objects: string[], answer: (attempts: number, fetched: boolean) => R }
+    | { push: string, objects: GitObject[], answer: (attempts: number, fetched: boolean) => R }
     | { answer: (fetched: boolean) => R }
 
   /**
@@ -202,10 +226,22 @@ export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: D
         next = await attemptOn(base)
       }
       if (!('push' in next)) return next.answer(fetched)
-      if (await pushCommit(repo, branch, base, next.push, next.objects)) {
-        await caches.recordPush(repo, branch, next.push, log)
+      // The cache gets the commit's objects while the provider works on the push; they are all
+      // written before the branch's tracking ref moves, or the next attempt reads the cache.
+      const written = caches.writeObjects(repo, next.objects)
+      written.catch(() => {}) // read below: only keeps a failure before then from counting as unhandled
+      let pushed: boolean
+      try {
+        pushed = await pushCommit(repo, pushCapabilities, branch, base, next.push, next.objects)
+      } catch (err) {
+        await written.catch(() => {})
+        throw err
+      }
+      if (pushed) {
+        await caches.recordPush(repo, branch, next.push, written, log)
         return next.answer(attempt, fetched)
       }
+      await written
       base = undefined
     }
     throw busy(repo, branch)
@@ -214,7 +250,7 @@ export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: D
   async function initializeInCache (repo: Repo, input: InitializeProjectInput): Promise<InitializeProjectResult> {
     const { branch } = input
     await caches.prepare(repo, input.log)
-    const blob = await git.writeBlob({ fs, gitdir: repo.gitdir, blob: Buffer.from(input.content, 'utf8') })
+    const blob = gitObject('blob', Buffer.from(input.content, 'utf8'))
     return await pushOnTip(repo, branch, input.log, async (base): Promise<Attempt<InitializeProjectResult>> => {
       const built = await buildCommit(repo, base, blob, input)
       if (!built.ok) {
@@ -223,7 +259,7 @@ export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: D
       return {
         push: built.oid,
         objects: built.objects,
-        answer: (attempts, fetched) => ({ commit: built.oid, blob, branchCreated: !base.exists, attempts, fetched })
+        answer: (attempts, fetched) => ({ commit: built.oid, blob: blob.oid, branchCreated: !base.exists, attempts, fetched })
       }
     })
   }
@@ -234,20 +270,21 @@ export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: D
   }
 
   /** What replacing the file on `base` comes to: a commit to push, or why there is none. */
-  async function replacement (repo: Repo, base: Base, blob: string, input: UpdateProjectInput): Promise<Replacement> {
+  async function replacement (repo: Repo, base: Base, blob: GitObject, input: UpdateProjectInput): Promise<Replacement> {
     if (!base.exists || base.parent === undefined) return { kind: 'no-branch' }
-    const replaced = await replaceFileInTree(caches.trees(repo), await rootTree(repo, base.parent), input.projectPath, blob)
+    const objects = newObjects(repo, blob)
+    const replaced = await replaceFileInTree(objects.trees, await rootTree(repo, base.parent), input.projectPath, blob.oid)
     if (!replaced.ok) return { kind: 'missing', missing: replaced.missing }
     if (input.ifMatch !== undefined && !input.ifMatch.includes(replaced.previous)) return { kind: 'stale', previous: replaced.previous }
     if ('unchanged' in replaced) return { kind: 'unchanged', previous: replaced.previous }
-    const oid = await writeCommit(repo, replaced.tree, base.parent, input)
-    return { kind: 'commit', oid, objects: [...new Set([blob, ...replaced.written, oid])], previous: replaced.previous }
+    const oid = objects.commit(replaced.tree, base.parent, input)
+    return { kind: 'commit', oid, objects: objects.all(), previous: replaced.previous }
   }
 
   async function updateInCache (repo: Repo, input: UpdateProjectInput): Promise<UpdateProjectResult> {
     const { branch } = input
     await caches.prepare(repo, input.log)
-    const blob = await git.writeBlob({ fs, gitdir: repo.gitdir, blob: Buffer.from(input.content, 'utf8') })
+    const blob = gitObject('blob', Buffer.from(input.content, 'utf8'))
     return await pushOnTip(repo, branch, input.log, async (base): Promise<Attempt<UpdateProjectResult>> => {
       const outcome = await replacement(repo, base, blob, input)
       switch (outcome.kind) {
@@ -268,12 +305,12 @@ export function gitProjects (options: { db: Db, caches: GitCaches, dispatcher: D
             }
           }
         case 'unchanged':
-          return { answer: (fetched: boolean) => ({ blob, previous: outcome.previous, attempts: 0, fetched }) }
+          return { answer: (fetched: boolean) => ({ blob: blob.oid, previous: outcome.previous, attempts: 0, fetched }) }
         case 'commit':
           return {
             push: outcome.oid,
             objects: outcome.objects,
-            answer: (attempts, fetched) => ({ commit: outcome.oid, blob, previous: outcome.previous, attempts, fetched })
+            answer: (attempts, fetched) => ({ commit: outcome.oid, blob: blob.oid, previous: outcome.previous, attempts, fetched })
           }
       }
     })

@@ -9,6 +9,7 @@ import {
   gitProjects, type GitProjects, type GitTarget, type InitializeProjectInput, type InitializeProjectResult, type ReadProjectInput,
   type ReadProjectResult, type UpdateProjectInput, type UpdateProjectResult
 } from './git-projects.js'
+import { PushCapabilities } from './git-push.js'
 import { gitBranches, type CreateBranchInput, type CreateBranchResult, type GitBranches, type ListBranchesResult } from './git-branches.js'
 
 // Git (spec 4.2 and the platform's other Git calls): wires the provider transport
@@ -57,9 +58,10 @@ export default fp(async (fastify) => {
   const providers = config.gitProviders
   const dispatcher = new Agent()
   const maxResponseBytes = config.GIT_MAX_RESPONSE_BYTES
+  const pushCapabilities = new PushCapabilities()
   const operations: GitProjects & GitBranches = {
-    ...gitProjects({ db: fastify.db, caches: gitCaches(config.DATA_DIR), dispatcher, maxResponseBytes }),
-    ...gitBranches({ db: fastify.db, dispatcher, maxResponseBytes })
+    ...gitProjects({ db: fastify.db, caches: gitCaches(config.DATA_DIR), pushCapabilities, dispatcher, maxResponseBytes }),
+    ...gitBranches({ db: fastify.db, pushCapabilities, dispatcher, maxResponseBytes })
   }
   const credentials = gitCredentialsStore(fastify.db, config, fastify.log)
   const durations = new Histogram({

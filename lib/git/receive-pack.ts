@@ -2,8 +2,6 @@
 // with a pack of exactly the objects a commit added. Pure: bytes in, bytes or a report out.
 // Format: https://git-scm.com/docs/pack-protocol ("Reference Update Request", "Report Status").
 
-import { createHash } from 'node:crypto'
-
 export const ZERO_OID = '0'.repeat(40)
 
 /** The receive-pack answer made no sense (not pkt-lines, no status): the provider is not behaving. */
@@ -118,10 +116,4 @@ export function parseReceivePackResponse (body: Uint8Array, sideBand: boolean): 
   }
   if (unpack === undefined) throw new GitProtocolError('the server sent no push status')
   return { unpack, refs, messages }
-}
-
-/** A pack of no objects: what a push sends when the ref it sets points at objects the server has. */
-export function emptyPack (): Buffer {
-  const header = Buffer.from([0x50, 0x41, 0x43, 0x4b, 0, 0, 0, 2, 0, 0, 0, 0]) // "PACK", version 2, 0 objects
-  return Buffer.concat([header, createHash('sha1').update(header).digest()])
 }

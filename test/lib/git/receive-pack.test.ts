@@ -1,7 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
 import {
-  emptyPack,
   GitProtocolError, ZERO_OID, parseReceivePackResponse, pktLine, pushCapabilities, readPktLines, receivePackRequest
 } from '../../../lib/git/receive-pack.js'
 
@@ -70,9 +69,3 @@ t.test('the report without side-band', async (t) => {
   t.equal(B.length, 40)
 })
 
-t.test('an empty pack: header of no objects and its SHA-1', async (t) => {
-  const pack = emptyPack()
-  t.equal(pack.length, 32)
-  t.equal(pack.subarray(0, 12).toString('hex'), '5041434b0000000200000000')
-  t.equal(pack.subarray(12).toString('hex'), '029d08823bd8a8eab510ad6ac75c823cfd3ed31e', 'the trailer git itself writes for an empty pack')
-})

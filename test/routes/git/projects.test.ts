@@ -136,8 +136,8 @@ t.test('initializes a project: the file, the commit, the response, and no clone 
   })
   t.equal(second.statusCode, 200, second.body)
   t.same(second.json().data, {}, 'no project: an empty object')
-  t.same(requestsSince(mark), ['GET git-receive-pack', 'POST git-receive-pack'],
-    'a warm cache pushes straight away: no clone, nothing fetched')
+  t.same(requestsSince(mark), ['POST git-receive-pack'],
+    'a warm cache pushes straight away: no clone, nothing fetched, no advertisement (the capabilities are known)')
   t.equal(await git(repo, 'show', 'main:projects/site-b.json'), '{}')
   t.equal(await git(repo, 'log', '-1', '--format=%an <%ae>|%s', 'main'),
     'admin <admin@users.noreply.invalid>|Initialize project projects/site-b.json', 'default message; fallback email')
@@ -224,9 +224,10 @@ t.test('the cache is only trusted as far as the provider agrees', async (t) => {
     t.equal(response.statusCode, 200, response.body)
     t.equal(await git(repo, 'log', '-1', '--format=%P', 'main'), moved, 'committed on the new tip')
     t.same(requestsSince(mark), [
-      'GET git-receive-pack', // the branch is not where the cache says: nothing is sent
+      'POST git-receive-pack', // on the cached tip: the server refuses it, the branch is elsewhere
+      'GET git-receive-pack', // the branch's tip: it moved
       'GET git-upload-pack', 'POST git-upload-pack', // fetch
-      'GET git-receive-pack', 'POST git-receive-pack'
+      'POST git-receive-pack'
     ])
     const added = (await readdir(path.join(cache, 'objects', 'pack'))).filter((f) => f.endsWith('.pack') && !packsBefore.has(f))
     t.equal(added.length, 1, 'one pack fetched')
@@ -250,6 +251,53 @@ t.test('the cache is only trusted as far as the provider agrees', async (t) => {
     t.equal(response.statusCode, 200, response.body)
     t.equal(await git(repo, 'log', '-1', '--format=%P', 'main'), removed)
     t.equal(await git(repo, 'show', 'main:projects/one.json'), '{\n  "again": true\n}')
+  })
+
+  // A warm update sends its push without looking at the branch first: the server's check of the
+  // old id is what keeps a commit made meanwhile.
+  t.test('an update pushed on the cached tip after another writer moved the branch: theirs kept, ours on top', async (t) => {
+    await pushFromElsewhere(repo, async (work) => { await writeFile(path.join(work, 'projects', 'four.json'), '{"by":"other"}\n') }, 'Add four elsewhere')
+    const theirs = await tip(repo)
+    const mark = server.requests
+    const response = await app.inject({
+      method: 'PUT', url: projectUrl(repo, 'main', 'projects/one.json'), headers: { authorization: ann }, payload: { project: { updated: true } }
+    })
+    t.equal(response.statusCode, 200, response.body)
+    t.same(requestsSince(mark), [
+      'POST git-receive-pack', // on the cached tip, no advertisement before it: the server refuses it
+      'GET git-receive-pack', // the branch's tip: it moved
+      'GET git-upload-pack', 'POST git-upload-pack', // fetch
+      'POST git-receive-pack'
+    ])
+    t.equal(await git(repo, 'log', '-1', '--format=%P', 'main'), theirs, 'ours on top of theirs')
+    t.equal(await git(repo, 'show', 'main:projects/four.json'), '{"by":"other"}', 'their file kept')
+    t.equal(await git(repo, 'show', 'main:projects/one.json'), '{\n  "updated": true\n}')
+    t.equal(await git(repo, 'rev-list', '--count', '--min-parents=2', 'main'), '0', 'linear history')
+  })
+
+  t.test('an update equal to the cached file but not to the provider\'s: committed, not "unchanged"', async (t) => {
+    await pushFromElsewhere(repo, async (work) => { await writeFile(path.join(work, 'projects', 'one.json'), '{"changed":"elsewhere"}\n') }, 'Change one elsewhere')
+    const theirs = await tip(repo)
+    const response = await app.inject({
+      method: 'PUT', url: projectUrl(repo, 'main', 'projects/one.json'), headers: { authorization: ann }, payload: { project: { updated: true } }
+    })
+    t.equal(response.statusCode, 200, response.body)
+    t.equal(response.json().message, 'Successfully updated project')
+    t.equal(await git(repo, 'log', '-1', '--format=%P', 'main'), theirs)
+    t.equal(await git(repo, 'show', 'main:projects/one.json'), '{\n  "updated": true\n}')
+  })
+
+  t.test('an update equal to the provider\'s file but not to the cached one: "unchanged", nothing committed', async (t) => {
+    const document = { changed: 'elsewhere again' }
+    await pushFromElsewhere(repo, async (work) => { await writeFile(path.join(work, 'projects', 'one.json'), `${JSON.stringify(document, null, 2)}\n`) }, 'Change one elsewhere again')
+    const theirs = await tip(repo)
+    const response = await app.inject({
+      method: 'PUT', url: projectUrl(repo, 'main', 'projects/one.json'), headers: { authorization: ann }, payload: { project: document }
+    })
+    t.equal(response.statusCode, 200, response.body)
+    t.equal(response.json().message, 'Project unchanged: nothing committed')
+    t.equal(response.headers.etag, `"${await git(repo, 'rev-parse', 'main:projects/one.json')}"`, 'the ETag of the provider\'s file')
+    t.equal(await tip(repo), theirs, 'no commit')
   })
 })
 
@@ -313,7 +361,7 @@ t.test('callers: 401 without credentials, 403 without a writer role', async (t) 
   const apiwrite = await createUser(app, { username: 'robot', roles: ['apiwrite'] })
   const allowed = await app.inject({ method: 'POST', url, headers: { authorization: apiwrite }, payload: {} })
   t.equal(allowed.statusCode, 200, 'apiwrite may')
-  t.same(requestsSince(mark), ['GET git-receive-pack', 'POST git-receive-pack'], 'only the allowed request reached the provider')
+  t.same(requestsSince(mark), ['POST git-receive-pack'], 'only the allowed request reached the provider')
 })
 
 t.test('provider failures name the provider and repository, never the token', async (t) => {
@@ -471,6 +519,47 @@ t.test('a push that loses the race to another writer is made again on the new ti
   t.notOk((await git(repo, 'ls-tree', '--name-only', 'main')).split('\n').includes('never.json'))
 })
 
+t.test('a remote\'s receive-pack capabilities are asked for by its first push only; a failed push forgets them', async (t) => {
+  const repo = 'netops/capabilities'
+  await server.createRepo(repo, { files: { 'p.json': '{}\n' } })
+  let failNextPush = false
+  const url = await racingProvider(t, async () => {
+    if (!failNextPush) return 'forward'
+    failNextPush = false
+    return 500
+  })
+  const own = await gitApp(t, { env: { GIT_PROVIDERS: providersJson({ Counted: { url, username: USER, token: TOKEN } }) } })
+  const call = async (method: 'POST' | 'PUT', file: string, project: object) => await own.inject({
+    method, url: projectUrl(repo, 'main', file, 'Counted'), headers: { authorization: adminAuth }, payload: { project }
+  })
+  const advertisements = (from: number): number => requestsSince(from).filter((r) => r === 'GET git-receive-pack').length
+
+  let mark = server.requests
+  t.equal((await call('POST', 'a.json', { n: 1 })).statusCode, 200)
+  t.equal(advertisements(mark), 1, 'the first push asks for the capabilities')
+
+  mark = server.requests
+  t.equal((await call('PUT', 'a.json', { n: 2 })).statusCode, 200)
+  t.equal((await call('PUT', 'p.json', { n: 3 })).statusCode, 200)
+  t.equal((await call('POST', 'b.json', { n: 4 })).statusCode, 200)
+  const branch = await own.inject({
+    method: 'POST', url: `/git/Counted/repos/${encodeURIComponent(repo)}/branches/feature`, headers: { authorization: adminAuth }, payload: {}
+  })
+  t.equal(branch.statusCode, 200, branch.body)
+  t.equal(advertisements(mark), 0, 'later pushes, updates and a branch creation do not')
+  t.equal(requestsSince(mark).filter((r) => r === 'POST git-receive-pack').length, 4, 'one push each')
+  t.same(await subjects(repo), ['Initialize project b.json', 'Update project p.json', 'Update project a.json', 'Initialize project a.json', 'Initial commit'])
+  t.equal(await tip(repo, 'feature'), await tip(repo), 'the branch made at the tip')
+
+  failNextPush = true
+  const failed = await call('PUT', 'a.json', { n: 5 })
+  t.equal(failed.statusCode, 502, failed.body)
+  mark = server.requests
+  t.equal((await call('PUT', 'a.json', { n: 6 })).statusCode, 200)
+  t.same(requestsSince(mark), ['GET git-receive-pack', 'POST git-receive-pack'], 'after a failed push, the next one asks again')
+  t.equal(await git(repo, 'show', 'main:a.json'), '{\n  "n": 6\n}')
+})
+
 t.test('a branch created where the repository has no default branch starts with a first commit', async (t) => {
   const repo = 'netops/headless'
   await server.createRepo(repo, { branch: 'only' })
@@ -503,7 +592,7 @@ t.test('a cache grown past its bounds is rebuilt from one shallow fetch', async 
     const mark = server.requests
     const response = await initialize()
     t.equal(response.statusCode, 200, `${what}: ${response.body}`)
-    t.same(requestsSince(mark), ['GET git-upload-pack', 'POST git-upload-pack', 'GET git-receive-pack', 'POST git-receive-pack'], `${what}: fetched again`)
+    t.same(requestsSince(mark), ['GET git-upload-pack', 'POST git-upload-pack', 'POST git-receive-pack'], `${what}: fetched again`)
     t.equal(await readFile(path.join(cache, 'netauto-commits'), 'utf8'), '1', `${what}: counting starts again`)
   }
   t.equal(logs.lines.filter((line) => line.includes('Git cache rebuilt to bound its size')).length, 2)

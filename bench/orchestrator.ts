@@ -6,6 +6,8 @@ import os from 'node:os'
 import path from 'node:path'
 import { request } from 'undici'
 import { compare, median, report, serverSchema, startServer, type ChildServer, type Target } from './measure.js'
+import { JsonChecker } from '../lib/orchestrator/json-check.js'
+import { largeDocument } from '../test/fixtures/nso-server.js'
 
 const ADMIN_PASSWORD = 'bench-admin-password'
 const auth = 'Basic ' + Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('base64')
@@ -209,4 +211,59 @@ export async function largeAnswersVsReplyFrom (): Promise<void> {
     await database?.drop()
     await rm(dataDir, { recursive: true, force: true })
   }
+}
+
+/** Milliseconds `run` takes. */
+function timed (run: () => void): number {
+  const started = performance.now()
+  run()
+  return performance.now() - started
+}
+
+/**
+ * The JSON check of restAction alone (lib/orchestrator/json-check.ts), in this process, on the
+ * large answer of the scenario above in 64 KiB chunks, against JSON.parse of the same bytes (what
+ * checking by parsing would cost). For information: a loop that only reads every byte, the least
+ * any check written in JavaScript costs. 7 alternating pairs; medians.
+ */
+export async function jsonCheckVsJsonParse (): Promise<void> {
+  const document = largeDocument(LARGE_BYTES)
+  const chunks: Buffer[] = []
+  for (let at = 0; at < document.length; at += 64 * 1024) chunks.push(document.subarray(at, at + 64 * 1024))
+  const check = (): void => {
+    const checker = new JsonChecker()
+    for (const chunk of chunks) if (checker.write(chunk) !== undefined) throw new Error('the document is not valid JSON')
+    if (checker.end() !== undefined) throw new Error('the document is not valid JSON')
+  }
+  const parse = (): void => { JSON.parse(document.toString()) }
+  let sum = 0
+  const readEveryByte = (): void => {
+    for (const chunk of chunks) {
+      let s = 0
+      for (let i = 0; i < chunk.length; i++) s = (s + (chunk[i] as number)) | 0
+      sum ^= s
+    }
+  }
+  const rounds: Array<{ checkMs: number, parseMs: number, byteLoopMs: number }> = []
+  for (let round = 0; round < 7; round++) {
+    const first = round % 2 === 0
+    const a = timed(first ? check : parse)
+    const b = timed(first ? parse : check)
+    rounds.push({ checkMs: first ? a : b, parseMs: first ? b : a, byteLoopMs: timed(readEveryByte) })
+  }
+  const mb = document.length / 1024 / 1024
+  const checkMs = median(rounds.map((r) => r.checkMs))
+  report({
+    scenario: 'orchestrator-json-check-vs-json-parse',
+    target: 'none: for information',
+    bytes: document.length,
+    checkMs: Math.round(checkMs),
+    checkMBps: Math.round(mb / checkMs * 1000),
+    parseMs: Math.round(median(rounds.map((r) => r.parseMs))),
+    byteLoopMs: Math.round(median(rounds.map((r) => r.byteLoopMs))),
+    timeRatio: Number(median(rounds.map((r) => r.checkMs / r.parseMs)).toFixed(2)),
+    overByteLoop: Number(median(rounds.map((r) => r.checkMs / r.byteLoopMs)).toFixed(2)),
+    // Used, so the byte loop is not optimised away.
+    ...(sum === 0.5 ? { sum } : {})
+  })
 }

@@ -5,7 +5,7 @@ import { maintenanceBearerVsBasic } from './auth.js'
 import { studioGet, studioPut } from './studio.js'
 import { behindNginx, outageRecovery } from './ops.js'
 import { gitInitCold, gitInitWarm, gitPackIndex, gitUpdateRetrieveWarm } from './git.js'
-import { largeAnswersVsReplyFrom, restQueryVsReplyFrom } from './orchestrator.js'
+import { jsonCheckVsJsonParse, largeAnswersVsReplyFrom, restQueryVsReplyFrom } from './orchestrator.js'
 import { importColliding, listsAtScale } from './lists.js'
 import { idleFootprint } from './footprint.js'
 
@@ -23,6 +23,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   'git-update-retrieve-warm-vs-cli': gitUpdateRetrieveWarm,
   'orchestrator-restquery': restQueryVsReplyFrom,
   'orchestrator-large-answers': largeAnswersVsReplyFrom,
+  'orchestrator-json-check': jsonCheckVsJsonParse,
   'lists-100k': listsAtScale,
   'import-colliding': importColliding,
   'idle-rss': idleFootprint

@@ -41,12 +41,14 @@ t.test('the same verdict as JSON.parse on text made of JSON\'s own characters', 
   await fc.assert(fc.property(fc.array(alphabet, { maxLength: 30 }).map((cs) => cs.join('')), fc.array(fc.nat(30)), (text, cuts) => {
     return (check(Buffer.from(text), cuts) === undefined) === parses(text)
   }), { numRuns: 5000 })
-  // Mutations of valid documents: one byte changed, dropped or doubled.
-  await fc.assert(fc.property(fc.json({ maxDepth: 4 }), fc.nat(), fc.constantFrom(...'{}[]:,"\\ 0-.e\u0001x'.split('')), fc.constantFrom('replace', 'drop', 'insert'), (json, at, c, how) => {
+  // Mutations of valid documents (strings of any Unicode characters, so multi-byte UTF-8 too):
+  // one character changed, dropped or inserted, the bytes split into random chunks.
+  const json = fc.oneof(fc.json({ maxDepth: 4 }), fc.json({ maxDepth: 4, stringUnit: 'grapheme' }))
+  await fc.assert(fc.property(json, fc.nat(), fc.constantFrom(...'{}[]:,"\\ 0-.eE+\u0001xé'.split('')), fc.constantFrom('replace', 'drop', 'insert', 'none'), fc.array(fc.nat(300)), (json, at, c, how, cuts) => {
     const i = json.length === 0 ? 0 : at % json.length
-    const text = how === 'replace' ? json.slice(0, i) + c + json.slice(i + 1) : how === 'drop' ? json.slice(0, i) + json.slice(i + 1) : json.slice(0, i) + c + json.slice(i)
-    return (check(Buffer.from(text)) === undefined) === parses(text)
-  }), { numRuns: 3000 })
+    const text = how === 'replace' ? json.slice(0, i) + c + json.slice(i + 1) : how === 'drop' ? json.slice(0, i) + json.slice(i + 1) : how === 'insert' ? json.slice(0, i) + c + json.slice(i) : json
+    return (check(Buffer.from(text), cuts) === undefined) === parses(text)
+  }), { numRuns: 5000 })
 })
 
 t.test('invalid documents say why and where', async (t) => {

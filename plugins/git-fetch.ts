@@ -14,7 +14,7 @@ import { indexPack } from '../lib/git/pack-index.js'
 import { validateBranchName } from '../lib/git/paths.js'
 import { GitProtocolError } from '../lib/git/receive-pack.js'
 import { fetchCapabilities, parseUploadPackResponse, uploadPackRequest } from '../lib/git/upload-pack.js'
-import { AGENT, type Remote } from './git-transport.js'
+import { AGENT, postService, type Remote } from './git-transport.js'
 
 export interface FetchTarget {
   gitdir: string
@@ -90,17 +90,8 @@ export async function fetchInto (remote: Remote, target: FetchTarget, options: F
     const shallows = await readShallow(target.gitdir)
     const capabilities = fetchCapabilities(info.capabilities, AGENT, options.depth !== undefined || shallows.size > 0)
     const sideBand = capabilities.some((c) => c.startsWith('side-band'))
-    const result = await remote.exchange({
-      url: `${remote.url}/git-upload-pack`,
-      method: 'POST',
-      headers: {
-        ...remote.headers(),
-        'content-type': 'application/x-git-upload-pack-request',
-        accept: 'application/x-git-upload-pack-result',
-        'user-agent': AGENT
-      },
-      body: uploadPackRequest({ want, haves, shallows: [...shallows], depth: options.depth, capabilities })
-    })
+    const result = await postService(remote, 'git-upload-pack',
+      uploadPackRequest({ want, haves, shallows: [...shallows], depth: options.depth, capabilities }))
     if (result.statusCode !== 200) {
       throw new Errors.HttpError(result.statusCode, STATUS_CODES[result.statusCode] ?? '', '')
     }

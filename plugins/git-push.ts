@@ -7,7 +7,7 @@ import { branchRef } from '../lib/git/paths.js'
 import { packOf, type GitObject } from '../lib/git/objects.js'
 import { ZERO_OID, parseReceivePackResponse, pushCapabilities, receivePackRequest, type PushReport } from '../lib/git/receive-pack.js'
 import type { Base } from './git-cache.js'
-import { AGENT, remote, remoteError, type Remote } from './git-transport.js'
+import { AGENT, postService, remote, remoteError, type Remote } from './git-transport.js'
 
 type Capabilities = Record<string, string | true>
 
@@ -84,17 +84,8 @@ export async function pushRef (repo: Remote, known: PushCapabilities, branch: st
   const capabilities = pushCapabilities(advertised, AGENT)
   let report: PushReport
   try {
-    const result = await remote(repo, async () => await repo.exchange({
-      url: `${repo.url}/git-receive-pack`,
-      method: 'POST',
-      headers: {
-        ...repo.headers(),
-        'content-type': 'application/x-git-receive-pack-request',
-        accept: 'application/x-git-receive-pack-result',
-        'user-agent': AGENT
-      },
-      body: receivePackRequest({ oldOid: expected, newOid, ref }, capabilities, packfile)
-    }))
+    const result = await remote(repo, async () =>
+      await postService(repo, 'git-receive-pack', receivePackRequest({ oldOid: expected, newOid, ref }, capabilities, packfile)))
     if (result.statusCode !== 200) {
       throw remoteError(repo, new Errors.HttpError(result.statusCode, STATUS_CODES[result.statusCode] ?? '', '')) as HttpError
     }

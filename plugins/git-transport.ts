@@ -130,6 +130,21 @@ export interface Remote {
   redact: (text: string) => string
 }
 
+/** A smart-HTTP service request (RPC) to the repository: a fetch's or a push's POST. */
+export async function postService (repo: Remote, service: 'git-upload-pack' | 'git-receive-pack', body: Buffer): Promise<ExchangeResult> {
+  return await repo.exchange({
+    url: `${repo.url}/${service}`,
+    method: 'POST',
+    headers: {
+      ...repo.headers(),
+      'content-type': `application/x-${service}-request`,
+      accept: `application/x-${service}-result`,
+      'user-agent': AGENT
+    },
+    body
+  })
+}
+
 /**
  * The repository `repoPath` of `provider`, reached with `user`'s own credentials when given, else
  * with the provider's configured ones (else none).

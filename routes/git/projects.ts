@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Static } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
 import { WRITERS } from '../../plugins/auth.js'
 import { HttpError } from '../../lib/http/errors.js'
-import { SPECIAL_PATHS, validateBranchName, validateProjectPath, validateRepoPath } from '../../lib/git/paths.js'
+import { SPECIAL_PATHS, validateBranchName, validateProjectPath, validateRepoPath, type SpecialPath } from '../../lib/git/paths.js'
 import type { CheckResult } from '../../lib/http/check-result.js'
 import { canonicalJson, commitAuthor, commitMessage } from '../../lib/git/commit.js'
 import { blobEtag, parseBlobIfMatch } from '../../lib/git/etag.js'
@@ -63,6 +64,15 @@ const gitRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }
 
+  /** A project file's repository, branch and path, checked, in that order; `specialPaths` may be named. */
+  function projectTarget (request: FastifyRequest, params: Static<typeof GitProjectParams>, specialPaths: ReadonlySet<SpecialPath>) {
+    return {
+      ...target(request, params),
+      branch: valid(validateBranchName(params.branchName)),
+      projectPath: valid(validateProjectPath(params.projectPath, { allowedSpecialPaths: specialPaths }))
+    }
+  }
+
   fastify.post(PROJECT, {
     config: { roles: WRITERS },
     schema: {
@@ -76,15 +86,14 @@ const gitRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: InitializeProjectResponse, ...errorResponses(400, 404, 409, 502, 503, 504) }
     }
   }, async (request, reply) => {
-    const base = target(request, request.params)
-    const branch = valid(validateBranchName(request.params.branchName))
-    const projectPath = valid(validateProjectPath(request.params.projectPath, { allowedSpecialPaths: fastify.git.allowedSpecialPaths }))
-    const message = valid(commitMessage(request.body.commitMessage, projectPath))
+    const file = projectTarget(request, request.params, fastify.git.allowedSpecialPaths)
+    const message = valid(commitMessage(request.body.commitMessage, file.projectPath))
     const project = request.body.project ?? {}
     const result = await fastify.git.initializeProject({
-      ...base, branch, projectPath, content: canonicalJson(project), message, author: commitAuthor(request.user, new Date())
+      ...file, content: canonicalJson(project), message, author: commitAuthor(request.user, new Date())
     })
-    request.log.info({ provider: base.provider.name, repository: base.repoPath, branch, projectPath, ...result }, 'project initialized in Git')
+    request.log.info({ provider: file.provider.name, repository: file.repoPath, branch: file.branch, projectPath: file.projectPath, ...result },
+      'project initialized in Git')
     void reply.header('etag', blobEtag(result.blob))
     return { message: 'Successfully initialized project', data: project }
   })
@@ -100,10 +109,7 @@ const gitRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: ReadProjectResponse, ...errorResponses(400, 404, 502, 504) }
     }
   }, async (request, reply) => {
-    const base = target(request, request.params)
-    const branch = valid(validateBranchName(request.params.branchName))
-    const projectPath = valid(validateProjectPath(request.params.projectPath, { allowedSpecialPaths: READABLE }))
-    const result = await fastify.git.readProject({ ...base, branch, projectPath })
+    const result = await fastify.git.readProject(projectTarget(request, request.params, READABLE))
     return await reply
       .header('etag', blobEtag(result.blob))
       .header('x-git-commit', result.commit)
@@ -127,16 +133,15 @@ const gitRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: UpdateProjectResponse, ...errorResponses(400, 404, 409, 502, 503, 504) }
     }
   }, async (request, reply) => {
-    const base = target(request, request.params)
-    const branch = valid(validateBranchName(request.params.branchName))
-    const projectPath = valid(validateProjectPath(request.params.projectPath, { allowedSpecialPaths: fastify.git.allowedSpecialPaths }))
-    const message = valid(commitMessage(request.body.commitMessage, projectPath, 'Update'))
+    const file = projectTarget(request, request.params, fastify.git.allowedSpecialPaths)
+    const message = valid(commitMessage(request.body.commitMessage, file.projectPath, 'Update'))
     const ifMatch = valid(parseBlobIfMatch(request.headers['if-match']))
     const { project } = request.body
     const result = await fastify.git.updateProject({
-      ...base, branch, projectPath, content: canonicalJson(project), message, author: commitAuthor(request.user, new Date()), ifMatch
+      ...file, content: canonicalJson(project), message, author: commitAuthor(request.user, new Date()), ifMatch
     })
-    request.log.info({ provider: base.provider.name, repository: base.repoPath, branch, projectPath, ...result }, 'project updated in Git')
+    request.log.info({ provider: file.provider.name, repository: file.repoPath, branch: file.branch, projectPath: file.projectPath, ...result },
+      'project updated in Git')
     void reply.header('etag', blobEtag(result.blob))
     return {
       message: result.commit === undefined ? 'Project unchanged: nothing committed' : 'Successfully updated project',

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto'
 import { deflateSync } from 'node:zlib'
 import type { GitIdentity } from './commit.js'
+import { objectId } from './pack-index.js'
 import type { TreeEntry } from './tree.js'
 
 export type ObjectType = 'commit' | 'tree' | 'blob'
@@ -23,8 +24,7 @@ export interface GitObject {
 
 /** An object and its id: the SHA-1 of `<type> <size>\0<content>`. */
 export function gitObject (type: ObjectType, content: Buffer): GitObject {
-  const oid = createHash('sha1').update(`${type} ${content.length}\u0000`).update(content).digest('hex')
-  return { type, oid, content }
+  return { type, oid: objectId(type, content).toString('hex'), content }
 }
 
 const DIRECTORY = '040000'

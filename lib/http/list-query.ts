@@ -232,20 +232,21 @@ export function listStatements (spec: ListSpec, request: ListRequest, source: Li
   }
   const filterSql = request.filters.map((f) => {
     const column = spec.filterable[f.field] as string
+    // Case folds by the database's default collation, whatever the column's (names sort bytewise).
+    const ilike = (pattern: string): string => `(${column} COLLATE "default") ILIKE ${param(pattern)} ESCAPE '\\'`
     switch (f.op) {
       case 'equals': return `${column} = ${param(f.value)}`
-      // Case folds by the database's default collation, whatever the column's (names sort bytewise).
       case 'contains': {
         const frequent = frequentTrigrams[f.field]
         const part = frequent === undefined ? undefined : selectiveContainsPart(f.value, frequent)
-        const lookUp = `(${column} COLLATE "default") ILIKE ${param(likePattern(part ?? f.value, true, true))} ESCAPE '\\'`
+        const lookUp = ilike(likePattern(part ?? f.value, true, true))
         if (part === undefined) return lookUp
         // The index looks up the part; the whole value is tested on the rows it finds. `IS TRUE`
         // (the same test in a WHERE clause) keeps the planner from giving that test to the index
         // too, which would read the frequent trigrams' lists again.
-        return `${lookUp} AND ((${column} COLLATE "default") ILIKE ${param(likePattern(f.value, true, true))} ESCAPE '\\') IS TRUE`
+        return `${lookUp} AND (${ilike(likePattern(f.value, true, true))}) IS TRUE`
       }
-      case 'startsWith': return `(${column} COLLATE "default") ILIKE ${param(likePattern(f.value, false, true))} ESCAPE '\\'`
+      case 'startsWith': return ilike(likePattern(f.value, false, true))
     }
     throw new Error('unreachable')
   })

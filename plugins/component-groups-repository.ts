@@ -6,7 +6,7 @@ import { COMPONENT_GROUP_LIST, LIMITS } from '../schemas/component-groups.js'
 import { bypassesGbac, gbacParams, writeRefusal, type GbacUser, type Refusal } from '../lib/studio/gbac.js'
 import type { ExpectedVersions } from '../lib/studio/if-match.js'
 import { newObjectId } from '../lib/http/ids.js'
-import { listStatements, totalFromPage, type ListRequest, type ListSource } from '../lib/http/list-query.js'
+import { listStatements, readPage, type ListRequest, type ListSource } from '../lib/http/list-query.js'
 import { FREQUENT_TRIGRAM_SHARE } from '../lib/http/trigram-search.js'
 import { nameAllocator, suffixedNamesPattern } from '../lib/studio/names.js'
 
@@ -256,11 +256,8 @@ export function componentGroupsRepository (db: Db) {
     /** A page of the groups `user` may read, and how many match (see LIST_COUNT_LOOKAHEAD). */
     async list (user: GbacUser, request: ListRequest): Promise<{ items: ComponentGroup[], total: number }> {
       const searched = request.filters.some((f) => f.op === 'contains')
-      const { page, count } = listStatements(COMPONENT_GROUP_LIST, request, readableSource(user),
-        searched ? { name: await frequentNameTrigrams() } : {})
-      const { rows } = await db.query<Row>(page.text, page.params, CUSTOM_PLAN)
-      const total = totalFromPage(request, rows.length) ??
-        (await db.query<{ n: number }>(count.text, count.params, CUSTOM_PLAN)).rows[0]?.n ?? 0
+      const { rows, total } = await readPage<Row>(db, listStatements(COMPONENT_GROUP_LIST, request, readableSource(user),
+        searched ? { name: await frequentNameTrigrams() } : {}), request)
       return { items: rows.map(toDoc), total }
     },
 

@@ -5,7 +5,7 @@ import path from 'node:path'
 import type { Config } from './config.js'
 import type { Queryable } from './database.js'
 import { ADAPTER_DEFAULTS, ADAPTER_LIST, type Adapter, type AdapterCreate, type AdapterUpdate } from '../schemas/orchestrator.js'
-import { listStatements, totalFromPage, type ListRequest } from '../lib/http/list-query.js'
+import { listStatements, readPage, type ListRequest } from '../lib/http/list-query.js'
 import { HttpError } from '../lib/http/errors.js'
 import { SecretKeyMismatch, deriveKey, generateSecret, open, seal } from '../lib/auth/secret-box.js'
 
@@ -125,10 +125,7 @@ export function adaptersRepository (db: Queryable, sealer: PasswordSealer) {
         (request.projection.kind === 'exclude' && request.projection.fields.has('ca'))
         ? COLUMNS.replace(', ca,', ', NULL AS ca,')
         : COLUMNS
-      const { page, count } = listStatements(ADAPTER_LIST, request, { table: 'orchestrator_adapters', columns, arms: [[]], params: [] })
-      const { rows } = await db.query<AdapterRow>(page.text, page.params, { plan: 'custom' })
-      const total = totalFromPage(request, rows.length) ??
-        (await db.query<{ n: number }>(count.text, count.params, { plan: 'custom' })).rows[0]?.n ?? 0
+      const { rows, total } = await readPage<AdapterRow>(db, listStatements(ADAPTER_LIST, request, { table: 'orchestrator_adapters', columns, arms: [[]], params: [] }), request)
       return { items: rows.map(toAdapter), total }
     },
 

@@ -3,7 +3,7 @@ import type { Db } from './database.js'
 import type { User } from '../schemas/users.js'
 import type { OAuthClient } from '../schemas/auth.js'
 import { OAUTH_CLIENT_LIST } from '../schemas/auth.js'
-import { listStatements, totalFromPage, type ListRequest } from '../lib/http/list-query.js'
+import { listStatements, readPage, type ListRequest } from '../lib/http/list-query.js'
 import { generateClientId, generateToken, tokenDigest } from '../lib/auth/tokens.js'
 
 /** What a token stands for: its user as it is now, and its client when it is an OAuth access token. */
@@ -104,10 +104,7 @@ export function sessionsRepository (db: Db) {
 
     /** A page of OAuth clients, and how many match (see LIST_COUNT_LOOKAHEAD). */
     async listClients (request: ListRequest): Promise<{ items: OAuthClient[], total: number }> {
-      const { page, count } = listStatements(OAUTH_CLIENT_LIST, request, { table: 'oauth_clients', columns: CLIENT_COLUMNS, arms: [[]], params: [] })
-      const { rows } = await db.query<ClientRow>(page.text, page.params, { plan: 'custom' })
-      const total = totalFromPage(request, rows.length) ??
-        (await db.query<{ n: number }>(count.text, count.params, { plan: 'custom' })).rows[0]?.n ?? 0
+      const { rows, total } = await readPage<ClientRow>(db, listStatements(OAUTH_CLIENT_LIST, request, { table: 'oauth_clients', columns: CLIENT_COLUMNS, arms: [[]], params: [] }), request)
       return { items: rows.map(toClient), total }
     },
 

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { Queryable } from './database.js'
 import type { User, UserCreate, UserUpdate } from '../schemas/users.js'
 import { USER_LIST } from '../schemas/users.js'
-import { listStatements, totalFromPage, type ListRequest } from '../lib/http/list-query.js'
+import { listStatements, readPage, type ListRequest } from '../lib/http/list-query.js'
 import { hashPassword } from '../lib/auth/passwords.js'
 import { HttpError } from '../lib/http/errors.js'
 
@@ -56,10 +56,7 @@ export function usersRepository (db: Queryable & { transaction: <T>(fn: (tx: Que
 
     /** A page of users, and how many match (see LIST_COUNT_LOOKAHEAD). */
     async list (request: ListRequest): Promise<{ items: User[], total: number }> {
-      const { page, count } = listStatements(USER_LIST, request, { table: 'users', columns: COLUMNS, arms: [[]], params: [] })
-      const { rows } = await db.query<UserRow>(page.text, page.params, { plan: 'custom' })
-      const total = totalFromPage(request, rows.length) ??
-        (await db.query<{ n: number }>(count.text, count.params, { plan: 'custom' })).rows[0]?.n ?? 0
+      const { rows, total } = await readPage<UserRow>(db, listStatements(USER_LIST, request, { table: 'users', columns: COLUMNS, arms: [[]], params: [] }), request)
       return { items: rows.map(toUser), total }
     },
 

@@ -7,12 +7,7 @@ import { buildTestApp, createTestDatabase, testDatabases } from '../helper.js'
 import { readableSource } from '../../plugins/component-groups-repository.js'
 import { COMPONENT_GROUP_LIST } from '../../schemas/component-groups.js'
 import { LIST_COUNT_LOOKAHEAD, listStatements, pageEnvelope, parseListQuery, type ListQueryString } from '../../lib/http/list-query.js'
-
-interface PlanNode { 'Node Type': string, 'Index Name'?: string, 'Relation Name'?: string, Plans?: PlanNode[] }
-
-function nodes (plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)]
-}
+import { explain as planOf, indexes, nodes, pageAndCarried, types, type PlanNode } from '../plans.js'
 
 const ROWS = 30_000
 const TEAMS = 3_000 // each restricted to one team: 10 groups a team
@@ -40,13 +35,10 @@ if (testDatabases.includes('postgres')) {
       return listStatements(COMPONENT_GROUP_LIST, parsed.value, readableSource(user), { name: trigrams })
     }
     const explain = async (user: { roles: string[], groups: string[] }, q: Partial<ListQueryString>) => {
-      const { page, count } = statements(user, q)
-      const plan = async (text: string, params: unknown[]): Promise<PlanNode[]> =>
-        nodes(((await client.query(`EXPLAIN (FORMAT JSON) ${text}`, params)).rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]?.Plan as PlanNode)
-      return { page: await plan(page.text, page.params), count: await plan(count.text, count.params) }
+      const { page, carriesTotal, count } = statements(user, q)
+      const { page: pageNodes, carried } = pageAndCarried(await planOf(client, page.text, page.params))
+      return { page: pageNodes, carriesTotal, carried, count: nodes(await planOf(client, count.text, count.params)) }
     }
-    const types = (plan: PlanNode[]) => plan.map((n) => n['Node Type'])
-    const indexes = (plan: PlanNode[]) => plan.flatMap((n) => n['Index Name'] === undefined ? [] : [n['Index Name']])
 
     const admin = { roles: ['admin'], groups: [] }
     const reader = { roles: [], groups: ['team-7', 'team-8'] }
@@ -61,13 +53,20 @@ if (testDatabases.includes('postgres')) {
       ['a reader, contains', reader, { contains: 'oup 1' }, ['component_groups_gbac_read']]
     ]
     for (const [name, user, q, expected] of cases) {
-      const { page, count } = await explain(user, q)
+      const { page, carriesTotal, carried, count } = await explain(user, q)
       t.notOk(types(page).includes('Seq Scan'), `${name}: the page reads no table from end to end (${types(page).join(', ')})`)
       t.notOk(types(page).includes('WindowAgg'), `${name}: no window function`)
       for (const index of expected) t.ok(indexes(page).includes(index), `${name}: the page uses ${index} (${indexes(page).join(', ')})`)
-      t.notOk(types(count).includes('WindowAgg'), `${name}: the count has no window function`)
-      t.ok(types(count).includes('Limit'), `${name}: the count is bounded`)
-      if (user === reader) t.notOk(types(count).includes('Seq Scan'), `${name}: the reader's count goes through the indexes`)
+      const filtered = Object.keys(q).some((k) => ['contains', 'startsWith', 'equals'].includes(k))
+      t.equal(carriesTotal, !filtered, `${name}: the page carries its count only without filters`)
+      t.equal(carried.length > 0, carriesTotal, `${name}: the carried count is in the plan exactly when the page carries it`)
+      if (user === admin && !filtered) t.notOk(types(page).includes('Sort'), `${name}: carrying the count adds no sort (${types(page).join(', ')})`)
+      for (const [what, plan] of [['count', count], ['carried count', carried]] as const) {
+        if (plan.length === 0) continue
+        t.notOk(types(plan).includes('WindowAgg'), `${name}: the ${what} has no window function`)
+        t.ok(types(plan).includes('Limit'), `${name}: the ${what} is bounded`)
+        if (user === reader) t.notOk(types(plan).includes('Seq Scan'), `${name}: the reader's ${what} goes through the indexes`)
+      }
     }
 
     t.test('the trigram index is written without a pending list, which every search would read whole', async (t) => {

@@ -7,12 +7,7 @@ import pg from 'pg'
 import { buildTestApp, createTestDatabase, testDatabases } from '../helper.js'
 import { OAUTH_CLIENT_LIST } from '../../schemas/auth.js'
 import { LIST_COUNT_LOOKAHEAD, listStatements, pageEnvelope, parseListQuery, type ListQueryString } from '../../lib/http/list-query.js'
-
-interface PlanNode { 'Node Type': string, 'Index Name'?: string, Plans?: PlanNode[] }
-
-function nodes (plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)]
-}
+import { explain, indexes, nodes, pageAndCarried, types } from '../plans.js'
 
 const ROWS = 20_000
 const USERS = 2_000 // 10 clients a user
@@ -35,10 +30,6 @@ if (testDatabases.includes('postgres')) {
       if (!parsed.ok) throw new Error(parsed.reason)
       return parsed.value
     }
-    const plan = async (text: string, params: unknown[]): Promise<PlanNode[]> =>
-      nodes(((await client.query(`EXPLAIN (FORMAT JSON) ${text}`, params)).rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]?.Plan as PlanNode)
-    const types = (p: PlanNode[]) => p.map((n) => n['Node Type'])
-    const indexes = (p: PlanNode[]) => p.flatMap((n) => n['Index Name'] === undefined ? [] : [n['Index Name']])
 
     const cases: Array<[string, Partial<ListQueryString>, string]> = [
       ['first page', {}, 'oauth_clients_pkey'],
@@ -48,13 +39,15 @@ if (testDatabases.includes('postgres')) {
       ['one client by id', { equals: '000000000000000000000abc', equalsField: 'client_id' }, 'oauth_clients_pkey']
     ]
     for (const [name, q, index] of cases) {
-      const { page, count } = listStatements(OAUTH_CLIENT_LIST, parse(q), { table: 'oauth_clients', columns: 'client_id, username, name, created_by, created_at', arms: [[]], params: [] })
-      const pagePlan = await plan(page.text, page.params)
-      const countPlan = await plan(count.text, count.params)
+      const { page, carriesTotal, count } = listStatements(OAUTH_CLIENT_LIST, parse(q), { table: 'oauth_clients', columns: 'client_id, username, name, created_by, created_at', arms: [[]], params: [] })
+      const { page: pagePlan, carried } = pageAndCarried(await explain(client, page.text, page.params))
+      const countPlan = nodes(await explain(client, count.text, count.params))
       t.notOk(types(pagePlan).includes('Seq Scan'), `${name}: the page reads no table from end to end (${types(pagePlan).join(', ')})`)
       t.notOk(types(pagePlan).includes('WindowAgg'), `${name}: no window function`)
       t.ok(indexes(pagePlan).includes(index), `${name}: the page uses ${index} (${indexes(pagePlan).join(', ')})`)
       t.ok(types(countPlan).includes('Limit'), `${name}: the count is bounded`)
+      t.equal(carried.length > 0, carriesTotal, `${name}: the page carries its count exactly when it says so`)
+      if (carriesTotal) t.ok(types(carried).includes('Limit'), `${name}: the carried count is bounded`)
     }
 
     t.test('through the repository: pages in client_id order, a total bounded past the page and exact at the end', async (t) => {

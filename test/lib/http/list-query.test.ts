@@ -98,17 +98,22 @@ t.test('the SQL: the page in index order without a window function, the count bo
   t.same(one.page.params, ["%x'; DROP TABLE t; --%", 10, 50])
   t.equal(one.count.text, "SELECT ((SELECT count(*) FROM (SELECT 1 FROM t WHERE (name COLLATE \"default\") ILIKE $1 ESCAPE '\\' LIMIT $2) AS counted))::int AS n")
   t.same(one.count.params, ["%x'; DROP TABLE t; --%", 50 + 10 + LIST_COUNT_LOOKAHEAD])
+  t.equal(one.carriesTotal, false, 'a search often ends within its page: its count runs only when needed')
   t.notMatch(one.page.text + one.count.text, /OVER|DROP/, 'no window function; the value never in the text')
 
   const plain = parseListQuery(SPEC, query())
   if (!plain.ok) throw new Error(plain.reason)
   const two = listStatements(SPEC, plain.value, { table: 't', columns: 'id, name', arms: [['public'], ['groups && $1::text[]']], params: [['g']] })
+  const counted = '((SELECT count(*) FROM (SELECT 1 FROM t WHERE public LIMIT $2) AS counted) + ' +
+    '(SELECT count(*) FROM (SELECT 1 FROM t WHERE groups && $1::text[] LIMIT $2) AS counted))::int'
+  t.equal(two.carriesTotal, true, 'without filters the page carries its count')
   t.equal(two.page.text.replace(/\s+/g, ' '),
+    `SELECT listed.*, ${counted.replace(/\$2/g, '$5')} AS list_total FROM (` +
     'SELECT * FROM ((SELECT id, name FROM t WHERE public ORDER BY name ASC LIMIT $2) UNION ALL ' +
-    '(SELECT id, name FROM t WHERE groups && $1::text[] ORDER BY name ASC LIMIT $2)) AS page ORDER BY name ASC LIMIT $3 OFFSET $4')
-  t.same(two.page.params, [['g'], 25, 25, 0], 'each arm reads at most skip + limit rows')
-  t.equal(two.count.text, 'SELECT ((SELECT count(*) FROM (SELECT 1 FROM t WHERE public LIMIT $2) AS counted) + ' +
-    '(SELECT count(*) FROM (SELECT 1 FROM t WHERE groups && $1::text[] LIMIT $2) AS counted))::int AS n')
+    '(SELECT id, name FROM t WHERE groups && $1::text[] ORDER BY name ASC LIMIT $2)) AS page ORDER BY name ASC LIMIT $3 OFFSET $4' +
+    ') AS listed ORDER BY name ASC')
+  t.same(two.page.params, [['g'], 25, 25, 0, 25 + LIST_COUNT_LOOKAHEAD], 'each arm reads at most skip + limit rows')
+  t.equal(two.count.text, `SELECT ${counted} AS n`)
   t.same(two.count.params, [['g'], 25 + LIST_COUNT_LOOKAHEAD], 'each statement carries only the parameters it names')
 })
 

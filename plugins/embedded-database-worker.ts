@@ -26,8 +26,8 @@ export type EmbeddedError = { message: string } & Record<string, string | number
 export type Revivals = Array<[row: number, column: string, kind: 'date' | 'dates' | 'bytes']>
 
 export type EmbeddedReply =
-  | { id: number, rows: string, revive: Revivals, rowCount: number }
-  | { id: number, done: true }
+  | { id: number, rows: string, revive: Revivals, rowCount: number, written: number }
+  | { id: number, done: true, written: number }
   | { id: number, error: EmbeddedError }
 
 /** Memory settings of the embedded PostgreSQL: one connection and small caches (see docs/decisions.md). */
@@ -122,14 +122,17 @@ async function answer (lite: PGlite, request: EmbeddedRequest): Promise<Embedded
         return { id: request.id, error: { message: `A row could not be read: ${(err as Error).message}`, code: UNDELIVERABLE } }
       }
       // PGlite counts only written rows; pg's rowCount also counts the rows a SELECT returns.
-      return { id: request.id, ...encoded, rowCount: Math.max(result.affectedRows ?? 0, result.rows.length) }
+      const written = result.affectedRows ?? 0
+      return { id: request.id, ...encoded, rowCount: Math.max(written, result.rows.length), written }
     }
-    case 'exec':
-      await lite.exec(request.text)
-      return { id: request.id, done: true }
+    case 'exec': {
+      // Each result's affectedRows counts the script's writes so far.
+      const results = await lite.exec(request.text)
+      return { id: request.id, done: true, written: results.at(-1)?.affectedRows ?? 0 }
+    }
     case 'close':
       if (!lite.closed) await lite.close()
-      return { id: request.id, done: true }
+      return { id: request.id, done: true, written: 0 }
   }
 }
 

@@ -411,6 +411,6 @@ export default fp(async (fastify) => {
   fastify.addHook('onClose', async () => { await db.close() })
   const added = await migrate(db)
   if (added.length > 0) fastify.log.info({ migrations: added }, 'database migrations applied')
-  // Statistics from the first start on (or for a table a migration added); in the background.
+  // Statistics for rows never analyzed (written before a restart, or by an older version); in the background.
   await db.maintenance?.startIfNeverAnalyzed()
 }, { name: 'database', dependencies: ['config'] })

@@ -22,9 +22,12 @@ const SMALL_TABLE_ROWS = 10_000
 const TABLES_SQL = `SELECT format('%I.%I', n.nspname, c.relname) AS name, c.reltuples::float8 AS tuples
   FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
   WHERE c.relkind = 'r' AND n.nspname = current_schema() ORDER BY c.relname`
-/** The rows those tables hold, as VACUUM and ANALYZE last counted them, and how many never were (-1). */
+/**
+ * The rows those tables hold, as VACUUM and ANALYZE last counted them, and how many tables hold
+ * rows that never were (reltuples -1; an empty table has nothing to count yet).
+ */
 const SIZE_SQL = `SELECT coalesce(sum(greatest(c.reltuples, 0)), 0)::float8 AS tuples,
-    count(*) FILTER (WHERE c.reltuples < 0)::int AS never
+    count(*) FILTER (WHERE c.reltuples < 0 AND pg_relation_size(c.oid) > 0)::int AS never
   FROM pg_class c WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace`
 
 /** The one connection of the embedded database, as the maintenance uses it. */
@@ -85,7 +88,8 @@ export class EmbeddedMaintenance {
 
   /**
    * At start, after the migrations: reads how large the data is, and starts a pass when some
-   * table was never analyzed (a new data directory, a new table), so the planner has statistics.
+   * table holds rows that were never analyzed (data written before these passes existed, or
+   * since a start whose rows did not reach a pass), so the planner has statistics.
    */
   async startIfNeverAnalyzed (): Promise<boolean> {
     const { never } = await this.#size()

@@ -151,6 +151,28 @@ t.test('closing during a pass stops it without waiting for the rest of it', asyn
   t.same((await again.query<{ n: number }>('SELECT count(*)::int AS n FROM wide')).rows, [{ n: 30000 }], 'the data is intact')
 })
 
+t.test('a pass quotes table names and never runs inside a transaction', async (t) => {
+  const database = await createTestDatabase(t, 'embedded')
+  const db = await openDatabase(testConfig(database.env))
+  t.teardown(async () => { await db.close() })
+  const maintenance = db.maintenance
+  if (maintenance === undefined) throw new Error('the embedded database has no maintenance')
+  await db.exec('CREATE TABLE "Odd ""name"", table" (n integer); CREATE TABLE "select" (n integer)')
+  // The rows are written inside a transaction that stays open a while after the pass is due:
+  // VACUUM cannot run in a transaction block, so the pass must wait for its end.
+  await db.transaction(async (tx) => {
+    await tx.query('INSERT INTO "Odd ""name"", table" SELECT g FROM generate_series(1, 15000) AS g')
+    await tx.query('INSERT INTO "select" SELECT g FROM generate_series(1, 100) AS g')
+    t.ok(maintenance.state().running, 'the pass is due')
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  })
+  await maintenance.settled()
+  t.same(maintenance.state(), { ...maintenance.state(), passes: 1, failures: 0, running: false }, 'it completed')
+  const { rows } = await db.query<{ relname: string, reltuples: number }>(
+    "SELECT relname, reltuples::int AS reltuples FROM pg_class WHERE relname IN ('Odd \"name\", table', 'select') ORDER BY relname")
+  t.same(rows, [{ relname: 'Odd "name", table', reltuples: 15000 }, { relname: 'select', reltuples: 100 }], 'both tables were analyzed')
+})
+
 if (testDatabases.includes('postgres')) {
   t.test('nothing is counted or scheduled on a PostgreSQL server, whose autovacuum does it', async (t) => {
     const app = await buildTestApp(t, { database: 'postgres' })

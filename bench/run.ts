@@ -8,6 +8,7 @@ import { gitInitCold, gitInitWarm, gitPackIndex, gitUpdateRetrieveWarm } from '.
 import { jsonCheckVsJsonParse, largeAnswersVsReplyFrom, restQueryVsReplyFrom } from './orchestrator.js'
 import { importColliding, listsAtScale } from './lists.js'
 import { idleFootprint } from './footprint.js'
+import { embeddedMaintenance } from './maintenance.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
   'ismaintenance-with-auth': maintenanceWithAuth,
@@ -26,6 +27,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   'orchestrator-json-check': jsonCheckVsJsonParse,
   'lists-100k': listsAtScale,
   'import-colliding': importColliding,
+  'embedded-maintenance-100k': embeddedMaintenance,
   'idle-rss': idleFootprint
 }
 

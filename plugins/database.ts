@@ -10,6 +10,7 @@ import { Worker } from 'node:worker_threads'
 import type { Config } from './config.js'
 import { KeyedMutex } from '../lib/http/keyed-mutex.js'
 import { secureDataDir } from './data-dir.js'
+import { EmbeddedMaintenance, type MaintenancePass } from './embedded-maintenance.js'
 import { decodeRows, type EmbeddedError, type EmbeddedReply, type EmbeddedRequest } from './embedded-database-worker.js'
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
@@ -45,6 +46,8 @@ export interface Db extends Queryable {
   withAdvisoryLock<T>(key: string, fn: () => Promise<T>): Promise<T>
   /** Connections in use and waiting, for metrics. */
   poolStats(): { total: number, idle: number, waiting: number }
+  /** The embedded database's VACUUM and ANALYZE (embedded-maintenance.ts); none on a server, whose autovacuum does it. */
+  readonly maintenance?: EmbeddedMaintenance
   close(): Promise<void>
 }
 
@@ -164,7 +167,8 @@ interface EmbeddedWorker {
   send: (request: DistributiveOmit<EmbeddedRequest, 'id'>) => Promise<EmbeddedReply>
   /** False once it died, was replaced or closed: its calls fail from then on. */
   alive: () => boolean
-  stop: () => Promise<void>
+  /** Closes PGlite, after the statement it runs; `now`: ends the thread without waiting for it. */
+  stop: (now?: boolean) => Promise<void>
 }
 
 /** The error of a call whose worker is gone: a 503 (errors.ts knows the message). */
@@ -228,8 +232,8 @@ async function startEmbeddedWorker (dir: string, queryTimeoutMs: number, onStuck
   return {
     alive: () => alive,
     send,
-    async stop () {
-      if (alive) await send({ op: 'close' }).catch(() => {})
+    async stop (now = false) {
+      if (alive && !now) await send({ op: 'close' }).catch(() => {})
       alive = false
       await worker.terminate()
     }
@@ -239,13 +243,17 @@ async function startEmbeddedWorker (dir: string, queryTimeoutMs: number, onStuck
 /** A connection bound to one worker: it fails once that worker is gone (a transaction never continues on another). */
 // PGlite plans every statement with its values bound (it keeps no prepared statements), so every
 // plan there is a custom one: the `plan` option has nothing to change.
-function workerConnection (worker: EmbeddedWorker): Queryable {
+function workerConnection (worker: EmbeddedWorker, written: (rows: number) => void): Queryable {
   return {
     async query<R> (text: string, params?: unknown[]): Promise<QueryResult<R>> {
       const reply = await worker.send({ op: 'query', text, params })
+      if ('written' in reply) written(reply.written)
       return 'rows' in reply ? { rows: decodeRows(reply.rows, reply.revive) as R[], rowCount: reply.rowCount } : { rows: [], rowCount: 0 }
     },
-    async exec (script) { await worker.send({ op: 'exec', text: script }) }
+    async exec (script) {
+      const reply = await worker.send({ op: 'exec', text: script })
+      if ('written' in reply) written(reply.written)
+    }
   }
 }
 
@@ -256,7 +264,7 @@ function workerConnection (worker: EmbeddedWorker): Queryable {
  * (DATABASE_QUERY_TIMEOUT_MS): past it the call answers 503 and the worker is replaced, so that
  * no statement can keep every other one waiting.
  */
-async function embeddedDb (dataDir: string, queryTimeoutMs: number): Promise<Db> {
+async function embeddedDb (dataDir: string, queryTimeoutMs: number, onMaintenance?: (pass: MaintenancePass) => void): Promise<Db> {
   const dir = path.resolve(dataDir, 'pgdata')
   await mkdir(dir, { recursive: true, mode: 0o700 })
   await initEmbedded(dir)
@@ -302,16 +310,23 @@ async function embeddedDb (dataDir: string, queryTimeoutMs: number): Promise<Db>
   const serial = new KeyedMutex()
   const locks = new KeyedMutex()
   let users = 0
+  // Counts the rows every statement writes, and runs VACUUM and ANALYZE when the connection is idle.
+  const maintenance: EmbeddedMaintenance = new EmbeddedMaintenance({
+    query: async (text) => await exclusive(async (connection) => await connection.query(text)),
+    idle: () => users === 0
+  }, onMaintenance)
+  const written = (rows: number): void => { maintenance.written(rows) }
   const exclusive = async <T>(fn: (connection: Queryable) => Promise<T>): Promise<T> => {
     users++
     try {
-      return await serial.run('connection', async () => await fn(workerConnection(await live())))
+      return await serial.run('connection', async () => await fn(workerConnection(await live(), written)))
     } finally {
       users--
     }
   }
   return {
     kind: 'embedded',
+    maintenance,
     query: async (text, params) => await exclusive(async (connection) => await connection.query(text, params)),
     exec: async (script) => { await exclusive(async (connection) => { await connection.exec(script) }) },
     transaction: async (fn) => await exclusive(async (connection) => {
@@ -330,17 +345,22 @@ async function embeddedDb (dataDir: string, queryTimeoutMs: number): Promise<Db>
     async close () {
       if (closed) return
       closed = true
+      // A pass starts no statement from now on; one still running past the wait is not waited for.
+      const finished = await maintenance.close()
       await stopping
-      await current.then(async (w) => { await w.stop() }, () => {})
+      await current.then(async (w) => { await w.stop(!finished) }, () => {})
     }
   }
 }
 
 /** Opens the server named by DATABASE_URL, or the embedded database under DATA_DIR. */
-export async function openDatabase (config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR' | 'DATABASE_POOL_SIZE' | 'DATABASE_QUERY_TIMEOUT_MS'>): Promise<Db> {
+export async function openDatabase (
+  config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR' | 'DATABASE_POOL_SIZE' | 'DATABASE_QUERY_TIMEOUT_MS'>,
+  options: { onMaintenance?: (pass: MaintenancePass) => void } = {}
+): Promise<Db> {
   return config.DATABASE_URL !== undefined
     ? postgresDb(config.DATABASE_URL, config.DATABASE_POOL_SIZE, config.DATABASE_QUERY_TIMEOUT_MS)
-    : await embeddedDb(config.DATA_DIR, config.DATABASE_QUERY_TIMEOUT_MS)
+    : await embeddedDb(config.DATA_DIR, config.DATABASE_QUERY_TIMEOUT_MS, options.onMaintenance)
 }
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations/', import.meta.url))
@@ -379,9 +399,18 @@ declare module 'fastify' {
 }
 
 export default fp(async (fastify) => {
-  const db = await openDatabase(fastify.config)
+  const log = fastify.log.child({ component: 'embedded-maintenance' })
+  const db = await openDatabase(fastify.config, {
+    onMaintenance: ({ error, durationMs, longestStepMs, tables }) => {
+      const ms = { durationMs: Math.round(durationMs), longestStepMs: Math.round(longestStepMs), tables }
+      if (error === undefined) log.info(ms, 'embedded database vacuumed and analyzed')
+      else log.warn({ ...ms, err: error }, 'embedded database maintenance failed')
+    }
+  })
   fastify.decorate('db', db)
   fastify.addHook('onClose', async () => { await db.close() })
   const added = await migrate(db)
   if (added.length > 0) fastify.log.info({ migrations: added }, 'database migrations applied')
+  // Statistics for rows never analyzed (written before a restart, or by an older version); in the background.
+  await db.maintenance?.startIfNeverAnalyzed()
 }, { name: 'database', dependencies: ['config'] })

@@ -84,4 +84,29 @@ export default fp(async (fastify) => {
       this.set({ state: 'waiting' }, waiting)
     }
   })
+  // The embedded database's VACUUM and ANALYZE passes (a server's autovacuum has its own views).
+  const maintenance = db.maintenance
+  if (maintenance !== undefined) {
+    new client.Counter({
+      name: 'db_maintenance_passes_total',
+      help: 'VACUUM and ANALYZE passes of the embedded database, by outcome (done, failed)',
+      labelNames: ['outcome'],
+      registers: [registry],
+      collect () {
+        const { passes, failures } = maintenance.state()
+        this.reset()
+        this.inc({ outcome: 'done' }, passes)
+        this.inc({ outcome: 'failed' }, failures)
+      }
+    })
+    new client.Counter({
+      name: 'db_maintenance_seconds_total',
+      help: 'Time the embedded database spent in VACUUM and ANALYZE passes, waits for an idle connection included',
+      registers: [registry],
+      collect () {
+        this.reset()
+        this.inc(maintenance.state().seconds)
+      }
+    })
+  }
 }, { name: 'metrics', dependencies: ['config', 'database', 'auth'] })

@@ -11,6 +11,7 @@
 // only when one is found, from the state and the byte that failed.
 
 import { isUtf8 } from 'node:buffer'
+import { JSON_CHECK_WASM } from './json-check-wasm.js'
 
 // Deep enough for any YANG document; shallow enough for every client's parser (Python's json
 // stops near 1,000 levels, JSON.stringify overflows the stack somewhat further).
@@ -175,23 +176,70 @@ const OBJECT = 2
 // check then refuses).
 const sequenceLength = (b: number): number => b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1
 
+/** The UTF-8 check of a text arriving in chunks: a sequence cut by a chunk's end waits for the next. */
+class Utf8Stream {
+  // The start of a UTF-8 sequence the last chunk ended in.
+  #tail: Buffer | undefined
+
+  /** Whether a sequence is cut off (at the end of the text: not UTF-8). */
+  get pending (): boolean {
+    return this.#tail !== undefined
+  }
+
+  // Whether the chunk continues valid UTF-8 (checked natively; outside strings only ASCII is
+  // valid JSON anyway, which the automaton checks).
+  write (chunk: Uint8Array): boolean {
+    let from = 0
+    const tail = this.#tail
+    if (tail !== undefined) {
+      const want = sequenceLength(tail[0] as number)
+      const piece = Buffer.concat([tail, chunk.subarray(0, want - tail.length)])
+      if (piece.length < want) {
+        this.#tail = piece
+        return true
+      }
+      if (!isUtf8(piece)) return false
+      this.#tail = undefined
+      from = want - tail.length
+    }
+    let to = chunk.length
+    for (let k = 1; k <= 3 && to - k >= from; k++) {
+      const b = chunk[to - k] as number
+      if ((b & 0xc0) === 0x80) continue
+      if (b >= 0xc0 && sequenceLength(b) > k) to -= k
+      break
+    }
+    if (to < chunk.length) this.#tail = Buffer.from(chunk.subarray(to))
+    return isUtf8(chunk.subarray(from, to))
+  }
+}
+
 /**
- * Feed it with `write(chunk)`, then `end()`; each returns undefined while the text is valid, else
- * why it is not (the first problem, with its byte offset). Memory: one byte per open level.
+ * The check one byte at a time, in JavaScript: where WebAssembly SIMD is not available, and the
+ * source of JsonChecker's messages. Memory: one byte per open level.
  */
-export class JsonChecker {
+export class ScalarJsonChecker {
   readonly #maxDepth: number
   readonly #stack: Uint8Array
   #depth = 0
   #state = VALUE[TOP] as number
-  // The start of a UTF-8 sequence the last chunk ended in.
-  #utf8Tail: Buffer | undefined
+  readonly #utf8 = new Utf8Stream()
   #offset = 0
   #problem: string | undefined
 
   constructor (maxDepth = MAX_JSON_DEPTH) {
     this.#maxDepth = maxDepth
     this.#stack = new Uint8Array(maxDepth)
+  }
+
+  /** A checker that goes on from `state` (an automaton state), open levels `stack`, `offset` bytes read. */
+  static resume (maxDepth: number, state: number, stack: Uint8Array, offset: number): ScalarJsonChecker {
+    const checker = new ScalarJsonChecker(maxDepth)
+    checker.#state = state
+    checker.#stack.set(stack)
+    checker.#depth = stack.length
+    checker.#offset = offset
+    return checker
   }
 
   /** Bytes read so far. */
@@ -201,7 +249,13 @@ export class JsonChecker {
 
   write (chunk: Uint8Array): string | undefined {
     if (this.#problem !== undefined) return this.#problem
-    if (!this.#utf8(chunk)) return this.#fail('bytes that are not UTF-8', 0)
+    if (!this.#utf8.write(chunk)) return this.#fail('bytes that are not UTF-8', 0)
+    return this.writeChecked(chunk)
+  }
+
+  /** write(), the chunk's UTF-8 being checked by the caller. */
+  writeChecked (chunk: Uint8Array): string | undefined {
+    if (this.#problem !== undefined) return this.#problem
     const length = chunk.length
     const table = SHIFTED
     const plain = PLAIN
@@ -241,41 +295,13 @@ export class JsonChecker {
   /** Whether what was written is one complete JSON text. */
   end (): string | undefined {
     if (this.#problem !== undefined) return this.#problem
-    if (this.#utf8Tail !== undefined) return this.#fail('bytes that are not UTF-8', 0)
+    if (this.#utf8.pending) return this.#fail('bytes that are not UTF-8', 0)
     if (this.#depth === 0 && ACCEPTING.has(this.#state)) return undefined
     if (this.#state === VALUE[TOP]) {
       this.#problem = 'no JSON value at all'
       return this.#problem
     }
     return this.#fail('the document ends before it is complete', 0)
-  }
-
-  // Whether the chunk continues valid UTF-8 (checked natively; outside strings only ASCII is
-  // valid JSON anyway, which the automaton checks). A sequence cut by the chunk's end waits for
-  // the next chunk.
-  #utf8 (chunk: Uint8Array): boolean {
-    let from = 0
-    const tail = this.#utf8Tail
-    if (tail !== undefined) {
-      const want = sequenceLength(tail[0] as number)
-      const piece = Buffer.concat([tail, chunk.subarray(0, want - tail.length)])
-      if (piece.length < want) {
-        this.#utf8Tail = piece
-        return true
-      }
-      if (!isUtf8(piece)) return false
-      this.#utf8Tail = undefined
-      from = want - tail.length
-    }
-    let to = chunk.length
-    for (let k = 1; k <= 3 && to - k >= from; k++) {
-      const b = chunk[to - k] as number
-      if ((b & 0xc0) === 0x80) continue
-      if (b >= 0xc0 && sequenceLength(b) > k) to -= k
-      break
-    }
-    if (to < chunk.length) this.#utf8Tail = Buffer.from(chunk.subarray(to))
-    return isUtf8(chunk.subarray(from, to))
   }
 
   #fail (what: string, at: number): string {
@@ -307,4 +333,159 @@ function problemAfter (state: number, c: number): string {
 
 function describe (c: number): string {
   return c >= 0x21 && c < 0x7f ? `'${String.fromCharCode(c)}'` : `byte 0x${c.toString(16).padStart(2, '0')}`
+}
+
+// The WebAssembly SIMD check (json-check.c, built into json-check-wasm.ts): one module instance,
+// compiled at load, serves every checker; a checker's state is copied into its memory for each
+// chunk and back (40 bytes and a byte per open level).
+const INPUT_BYTES = 32 * 1024 // json-check.c's input buffer
+const NEST_BYTES = 1024 // and its nesting stack
+const STATE_BYTES = 40 // struct state
+// Fields of struct state, in 32-bit words.
+const ESCAPED_NEXT = 4
+const GRAMMAR = 5
+const SCALAR = 6
+const DEPTH = 7
+const MAX_DEPTH = 8
+// Its grammar states (G_*) and number and literal states (S_*) as the JavaScript automaton's.
+const G_COLON = 6
+const FROM_GRAMMAR = [VALUE[TOP], VALUE[IN_ARRAY], VALUE[IN_OBJECT], VALUE_OR_CLOSE, MEMBER_OR_CLOSE, MEMBER, COLON, AFTER[TOP], AFTER[IN_ARRAY], AFTER[IN_OBJECT]] as number[]
+const fromScalar = (s: number, place: Place): number => {
+  const literal = LITERAL[place] as number[][]
+  return [
+    VALUE[place], MINUS[place], ZERO[place], INT[place], DOT[place], FRACTION[place], EXP_MARK[place], EXP_SIGN[place], EXPONENT[place],
+    ...(literal[0] as number[]), ...(literal[1] as number[]), ...(literal[2] as number[]), AFTER[place]
+  ][s] as number
+}
+
+// The part of the WebAssembly API used here (this project's TypeScript libraries leave it out).
+declare const WebAssembly: {
+  validate: (bytes: Uint8Array) => boolean
+  Module: new (bytes: Uint8Array) => object
+  Instance: new (module: object) => { exports: object }
+}
+
+interface Kernel {
+  memory: Uint8Array
+  words: Uint32Array
+  input: number
+  state: number
+  nest: number
+  check: (length: number) => number
+}
+
+function loadKernel (): Kernel | undefined {
+  const bytes = Buffer.from(JSON_CHECK_WASM, 'base64')
+  if (!WebAssembly.validate(bytes)) return undefined
+  const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes))
+  const exports = instance.exports as {
+    memory: { buffer: ArrayBuffer }, input_address: () => number, state_address: () => number, nest_address: () => number, init: () => void, check: (n: number) => number
+  }
+  exports.init()
+  const state = exports.state_address()
+  return {
+    memory: new Uint8Array(exports.memory.buffer),
+    words: new Uint32Array(exports.memory.buffer, state, STATE_BYTES / 4),
+    input: exports.input_address(),
+    state,
+    nest: exports.nest_address(),
+    check: exports.check
+  }
+}
+
+const kernel = loadKernel()
+
+/** Whether JsonChecker runs in WebAssembly SIMD (else it is ScalarJsonChecker). */
+export const SIMD_JSON_CHECK = kernel !== undefined
+
+/**
+ * Feed it with `write(chunk)`, then `end()`; each returns undefined while the text is valid, else
+ * why it is not (the first problem, with its byte offset). Memory: one byte per open level.
+ */
+export class JsonChecker {
+  readonly #maxDepth: number
+  // The kernel's state between chunks (struct state) and the open levels.
+  readonly #state = new Uint8Array(STATE_BYTES)
+  readonly #words = new Uint32Array(this.#state.buffer)
+  readonly #nest: Uint8Array
+  readonly #utf8 = new Utf8Stream()
+  #offset = 0
+  // The check in JavaScript: without the kernel, or once a problem is found (then it has it).
+  #scalar: ScalarJsonChecker | undefined
+  #refusedAt: number | undefined
+  #problem: string | undefined
+
+  constructor (maxDepth = MAX_JSON_DEPTH) {
+    this.#maxDepth = maxDepth
+    this.#nest = new Uint8Array(Math.min(maxDepth, NEST_BYTES))
+    this.#words[MAX_DEPTH] = maxDepth
+    if (kernel === undefined || maxDepth > NEST_BYTES) this.#scalar = new ScalarJsonChecker(maxDepth)
+  }
+
+  /** Bytes read so far. */
+  get bytes (): number {
+    return this.#scalar?.bytes ?? this.#offset
+  }
+
+  /** Where the WebAssembly check found the first problem (to compare it with the scalar check's). */
+  get refusedAt (): number | undefined {
+    return this.#refusedAt
+  }
+
+  write (chunk: Uint8Array): string | undefined {
+    if (this.#scalar !== undefined || kernel === undefined) return this.#scalar?.write(chunk)
+    if (this.#problem !== undefined) return this.#problem
+    if (!this.#utf8.write(chunk)) return this.#notUtf8()
+    const { memory, words, input, state, nest, check } = kernel
+    memory.set(this.#state, state)
+    const depth = this.#words[DEPTH] as number
+    memory.set(this.#nest.subarray(0, depth), nest)
+    for (let from = 0; from < chunk.length; from += INPUT_BYTES) {
+      const piece = chunk.subarray(from, from + INPUT_BYTES)
+      memory.set(piece, input)
+      const at = check(piece.length)
+      if (at >= 0) {
+        // The message, and the problem from now on, from the scalar check resumed where this
+        // chunk began: it stops at the same byte.
+        this.#refusedAt = this.#offset + from + at
+        return this.#toScalar().writeChecked(chunk)
+      }
+    }
+    this.#state.set(memory.subarray(state, state + STATE_BYTES))
+    this.#nest.set(memory.subarray(nest, nest + (words[DEPTH] as number)))
+    this.#offset += chunk.length
+    return undefined
+  }
+
+  /** Whether what was written is one complete JSON text. */
+  end (): string | undefined {
+    if (this.#scalar !== undefined) return this.#scalar.end()
+    if (this.#problem !== undefined) return this.#problem
+    if (this.#utf8.pending) return this.#notUtf8()
+    return this.#toScalar().end()
+  }
+
+  #notUtf8 (): string {
+    this.#problem = `bytes that are not UTF-8 at byte ${this.#offset}`
+    return this.#problem
+  }
+
+  // The scalar checker in the state the kernel was in after the last chunk it took.
+  #toScalar (): ScalarJsonChecker {
+    const words = this.#words
+    const depth = words[DEPTH] as number
+    const place = depth === 0 ? TOP : this.#nest[depth - 1] === OBJECT ? IN_OBJECT : IN_ARRAY
+    const grammar = words[GRAMMAR] as number
+    let state: number
+    if (words[SCALAR] !== 0) state = fromScalar(words[SCALAR] as number, place)
+    else if (words[0] === 0) state = FROM_GRAMMAR[grammar] as number
+    else {
+      // Inside a string (a member name when a ':' is to follow), maybe an escape or \\u escape.
+      const k = grammar === G_COLON ? STRING.length : place
+      const hexLeft = [0, 1, 2, 3].filter((bit) => ((this.#state[8] as number) >> bit & 1) === 1).length
+      state = hexLeft > 0 ? HEX[k]?.[4 - hexLeft] as number : words[ESCAPED_NEXT] === 1 ? ESCAPE[k] as number : [...STRING, MEMBER_STRING][k] as number
+    }
+    this.#scalar = ScalarJsonChecker.resume(this.#maxDepth, state, this.#nest.subarray(0, depth), this.#offset)
+    return this.#scalar
+  }
 }

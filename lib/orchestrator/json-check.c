@@ -2,9 +2,12 @@
 // 64-byte block is classified in four 16-byte vectors into bit masks (quotes, backslashes,
 // control characters, whitespace, structural characters); escapes and the inside of strings
 // follow from the masks by integer arithmetic (odd backslash runs, prefix XOR of quotes), so that
-// string contents, most of the bytes, are never visited one by one. What is left to walk, bit by
-// bit, is the structure: brackets, ':' and ',', string starts and the bytes of numbers and
-// literals, checked by the grammar automaton below.
+// string contents, most of the bytes, are never visited one by one. The grammar is checked on
+// masks too: each token (bracket, ':', ',', string, number or literal) may only follow tokens of
+// certain kinds, and the token after each token of a kind is found for all of them at once by
+// one addition (the carry runs from the token to the next one). What is left to walk one by one
+// is the brackets (the nesting stack, which tells objects from arrays) and the bytes of numbers
+// and literals.
 //
 // Built by `npm run build:wasm` (clang, wasm32, -msimd128, no libc) into json-check-wasm.ts.
 // The module has one page of memory: a checker's state lives here only while it runs, the
@@ -20,25 +23,17 @@
 // Deepest nesting this module can follow (the checker falls back to its scalar twin beyond).
 #define NEST_BYTES 1024
 
-// What the grammar expects next, outside strings, numbers and literals, and where: at the top
-// level, in an array or in an object (the AFTER_* states, in the order of the nesting stack's codes).
+// The kinds of token whose followers are checked, by what may follow them: the kind of the last
+// token is carried from block to block (as a bit of `struct state`'s `last`).
 enum {
-  G_VALUE_TOP,       // document start
-  G_VALUE_ARRAY,     // after ',' in an array
-  G_VALUE_OBJECT,    // after ':'
-  G_VALUE_OR_CLOSE,  // after '['
-  G_MEMBER_OR_CLOSE, // after '{'
-  G_MEMBER,          // after ',' in an object
-  G_COLON,           // after a member name (also while in that name)
-  G_AFTER_TOP,       // after a value (also while in a string or a number that is one)
-  G_AFTER_ARRAY,
-  G_AFTER_OBJECT,
-  G_COUNT
+  T_BEFORE_VALUE, // the document's start, ':' and ',' in an array: a value
+  T_OPEN_OBJECT,  // '{': a member name or '}'
+  T_OPEN_ARRAY,   // '[': a value or ']'
+  T_OBJECT_COMMA, // ',' in an object: a member name
+  T_KEY,          // a member name: ':'
+  T_VALUE,        // the end of a value: ',', '}' or ']'
+  T_KINDS
 };
-// What a byte that starts a token does (its class, C_*) in each state: the next state, or one of
-// the A_* actions.
-enum { C_OPEN_OBJECT, C_OPEN_ARRAY, C_CLOSE_OBJECT, C_CLOSE_ARRAY, C_COLON, C_COMMA, C_QUOTE, C_OTHER, C_COUNT };
-enum { A_PUSH_OBJECT = 0x10, A_PUSH_ARRAY, A_POP, A_SCALAR, A_ERROR };
 enum { ARRAY = 1, OBJECT = 2 };
 
 // Numbers and literals, byte by byte: the states after each prefix.
@@ -52,7 +47,7 @@ struct state {
   uint64_t in_string;    // all ones when the next byte is inside a string
   uint64_t hex_next;     // which of the next bytes must be hex digits (of a \u escape), bit 0 first
   uint32_t escaped_next; // 1 when the next byte is escaped by a backslash
-  uint32_t grammar;      // G_*
+  uint32_t last;         // bit T_*: the kind of the last token
   uint32_t scalar;       // S_*: the number or literal being read
   uint32_t depth;
   uint32_t max_depth;
@@ -60,20 +55,19 @@ struct state {
 };
 
 static struct state state;
-static uint8_t nest[NEST_BYTES];
+// The open levels (OBJECT or ARRAY), levels[1] the outermost; levels[0], the top, is 0.
+static uint8_t levels[NEST_BYTES + 2];
 static uint8_t input[INPUT_BYTES + 64] __attribute__((aligned(16)));
 // scalar_next[s][c]: the state after byte c in state s (S_NONE: the first byte of a value).
 static uint8_t scalar_next[S_COUNT][256];
-static uint8_t escape_char[256];
-static uint8_t token_class[256];
-static uint8_t grammar_next[G_COUNT][C_COUNT];
-// grammar_next2[g][c1][c2]: the state after two tokens that only move to the next state, else A_ERROR.
-static uint8_t grammar_next2[G_COUNT][C_COUNT][C_COUNT];
+// 1 for the characters a backslash may escape, 2 for 'u' (four hex digits follow).
+static uint8_t escape_kind[256];
+
 static uint8_t hex_digit[256];
 
 __attribute__((export_name("input_address"))) uint8_t *input_address(void) { return input; }
 __attribute__((export_name("state_address"))) struct state *state_address(void) { return &state; }
-__attribute__((export_name("nest_address"))) uint8_t *nest_address(void) { return nest; }
+__attribute__((export_name("nest_address"))) uint8_t *nest_address(void) { return levels + 1; }
 
 static void set_range(uint8_t s, uint8_t from, uint8_t to, uint8_t next) {
   for (int c = from; c <= to; c++) scalar_next[s][c] = next;
@@ -111,42 +105,8 @@ __attribute__((export_name("init"))) void init(void) {
   set_word("true", S_T1);
   set_word("false", S_F1);
   set_word("null", S_N1);
-  for (int c = 0; c < 256; c++) token_class[c] = C_OTHER;
-  token_class['{'] = C_OPEN_OBJECT;
-  token_class['['] = C_OPEN_ARRAY;
-  token_class['}'] = C_CLOSE_OBJECT;
-  token_class[']'] = C_CLOSE_ARRAY;
-  token_class[':'] = C_COLON;
-  token_class[','] = C_COMMA;
-  token_class['"'] = C_QUOTE;
-  for (int g = 0; g < G_COUNT; g++) {
-    for (int c = 0; c < C_COUNT; c++) grammar_next[g][c] = A_ERROR;
-    if (g <= G_VALUE_OR_CLOSE) {
-      grammar_next[g][C_OPEN_OBJECT] = A_PUSH_OBJECT;
-      grammar_next[g][C_OPEN_ARRAY] = A_PUSH_ARRAY;
-      grammar_next[g][C_QUOTE] = G_AFTER_TOP + (g == G_VALUE_TOP ? 0 : g == G_VALUE_OBJECT ? OBJECT : ARRAY);
-      grammar_next[g][C_OTHER] = A_SCALAR;
-    }
-  }
-  grammar_next[G_VALUE_OR_CLOSE][C_CLOSE_ARRAY] = A_POP;
-  grammar_next[G_MEMBER_OR_CLOSE][C_CLOSE_OBJECT] = A_POP;
-  grammar_next[G_MEMBER_OR_CLOSE][C_QUOTE] = G_COLON;
-  grammar_next[G_MEMBER][C_QUOTE] = G_COLON;
-  grammar_next[G_COLON][C_COLON] = G_VALUE_OBJECT;
-  grammar_next[G_AFTER_ARRAY][C_COMMA] = G_VALUE_ARRAY;
-  grammar_next[G_AFTER_ARRAY][C_CLOSE_ARRAY] = A_POP;
-  grammar_next[G_AFTER_OBJECT][C_COMMA] = G_MEMBER;
-  grammar_next[G_AFTER_OBJECT][C_CLOSE_OBJECT] = A_POP;
-  for (int g = 0; g < G_COUNT; g++) {
-    for (int c1 = 0; c1 < C_COUNT; c1++) {
-      for (int c2 = 0; c2 < C_COUNT; c2++) {
-        uint8_t next = grammar_next[g][c1];
-        grammar_next2[g][c1][c2] = next < G_COUNT ? grammar_next[next][c2] : A_ERROR;
-      }
-    }
-  }
   const char *escapes = "\"\\/bfnrtu";
-  for (int k = 0; escapes[k] != 0; k++) escape_char[(uint8_t)escapes[k]] = 1;
+  for (int k = 0; escapes[k] != 0; k++) escape_kind[(uint8_t)escapes[k]] = escapes[k] == 'u' ? 2 : 1;
   const char *hex = "0123456789abcdefABCDEF";
   for (int k = 0; hex[k] != 0; k++) hex_digit[(uint8_t)hex[k]] = 1;
 }
@@ -162,25 +122,25 @@ static inline uint64_t mask64(v128_t a, v128_t b, v128_t c, v128_t d) {
 }
 
 struct classes {
-  v128_t quote, backslash, control, structural, other;
+  v128_t quote, backslash, control, bracket, colon, comma, other;
 };
 
 static inline struct classes classify(v128_t v) {
   // Whitespace by a table on the low nibble that holds each whitespace byte at its own nibble
-  // (and bytes that match no byte with that nibble elsewhere); structural characters likewise,
-  // '[' and ']' made '{' and '}' by setting bit 5 (which also makes 0x0c ',' and 0x1a ':': those
-  // are control characters, taken out).
+  // (and bytes that match no byte with that nibble elsewhere). '[' and ']' are '{' and '}' with
+  // bit 5 set (as are 0x1b and 0x1d: control characters, taken out).
   const v128_t ws_table = wasm_i8x16_make(' ', 100, 100, 100, 17, 100, 113, 2, 100, '\t', '\n', 112, 100, '\r', 100, 100);
-  const v128_t op_table = wasm_i8x16_make(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, ':', '{', ',', '}', 0, 0);
-  v128_t low = wasm_v128_and(v, wasm_i8x16_splat(0x0f));
   struct classes k;
   k.quote = wasm_i8x16_eq(v, wasm_i8x16_splat('"'));
   k.backslash = wasm_i8x16_eq(v, wasm_i8x16_splat('\\'));
   k.control = wasm_u8x16_lt(v, wasm_i8x16_splat(0x20));
-  v128_t ws = wasm_i8x16_eq(wasm_i8x16_swizzle(ws_table, low), v);
-  k.structural = wasm_v128_andnot(wasm_i8x16_eq(wasm_i8x16_swizzle(op_table, low), wasm_v128_or(v, wasm_i8x16_splat(0x20))), k.control);
-  // Neither whitespace nor structural nor a quote: a byte of a number or literal outside strings.
-  k.other = wasm_v128_not(wasm_v128_or(wasm_v128_or(ws, k.structural), k.quote));
+  v128_t ws = wasm_i8x16_eq(wasm_i8x16_swizzle(ws_table, wasm_v128_and(v, wasm_i8x16_splat(0x0f))), v);
+  v128_t curly = wasm_v128_or(v, wasm_i8x16_splat(0x20));
+  k.bracket = wasm_v128_andnot(wasm_v128_or(wasm_i8x16_eq(curly, wasm_i8x16_splat('{')), wasm_i8x16_eq(curly, wasm_i8x16_splat('}'))), k.control);
+  k.colon = wasm_i8x16_eq(v, wasm_i8x16_splat(':'));
+  k.comma = wasm_i8x16_eq(v, wasm_i8x16_splat(','));
+  // None of these nor a quote: a byte of a number or literal outside strings.
+  k.other = wasm_v128_not(wasm_v128_or(wasm_v128_or(ws, k.bracket), wasm_v128_or(wasm_v128_or(k.colon, k.comma), k.quote)));
   return k;
 }
 
@@ -211,6 +171,16 @@ static inline uint64_t prefix_xor(uint64_t x) {
   return x;
 }
 
+// The token that follows each of `x` (tokens of one kind) among `tokens`: the carry of the
+// addition runs from the bit after each one through the gaps to the next token. `*carry` brings in
+// a token of the kind before the block, and takes out the last one's when its follower is beyond.
+static inline uint64_t follow(uint64_t x, uint64_t gaps, uint64_t tokens, uint32_t *carry) {
+  uint64_t a = x << 1 | *carry;
+  uint64_t sum = a + gaps;
+  *carry = (uint32_t)(x >> 63) | (sum < a);
+  return sum & tokens;
+}
+
 static inline unsigned first(uint64_t x) { return x == 0 ? 64 : (unsigned)__builtin_ctzll(x); }
 
 // Checks the block's first n bytes (1..64; bytes n..63 are zero). Returns the offset of the first
@@ -222,9 +192,18 @@ static inline int block(const uint8_t *b, unsigned n, struct state *s) {
   struct classes k2 = classify(wasm_v128_load(b + 32));
   struct classes k3 = classify(wasm_v128_load(b + 48));
   uint64_t quote = mask64(k0.quote, k1.quote, k2.quote, k3.quote);
-  uint64_t backslash = mask64(k0.backslash, k1.backslash, k2.backslash, k3.backslash);
-  uint64_t control = mask64(k0.control, k1.control, k2.control, k3.control) & valid;
-  uint64_t structural = mask64(k0.structural, k1.structural, k2.structural, k3.structural);
+  uint64_t backslash = 0;
+  if (wasm_v128_any_true(wasm_v128_or(wasm_v128_or(k0.backslash, k1.backslash), wasm_v128_or(k2.backslash, k3.backslash)))) {
+    backslash = mask64(k0.backslash, k1.backslash, k2.backslash, k3.backslash);
+  }
+  // Control characters are rare in JSON but for line breaks and tabs.
+  uint64_t control = 0;
+  if (wasm_v128_any_true(wasm_v128_or(wasm_v128_or(k0.control, k1.control), wasm_v128_or(k2.control, k3.control)))) {
+    control = mask64(k0.control, k1.control, k2.control, k3.control) & valid;
+  }
+  uint64_t bracket = mask64(k0.bracket, k1.bracket, k2.bracket, k3.bracket);
+  uint64_t colon = mask64(k0.colon, k1.colon, k2.colon, k3.colon);
+  uint64_t comma = mask64(k0.comma, k1.comma, k2.comma, k3.comma);
   uint64_t other = mask64(k0.other, k1.other, k2.other, k3.other);
 
   uint64_t escaped = escaped_bytes(backslash, &s->escaped_next, n) & valid;
@@ -241,9 +220,9 @@ static inline int block(const uint8_t *b, unsigned n, struct state *s) {
     uint64_t u = 0;
     for (uint64_t e = escaped; e != 0; e &= e - 1) {
       unsigned at = (unsigned)__builtin_ctzll(e);
-      uint8_t c = b[at];
-      if (!escape_char[c]) errors |= 1ULL << at;
-      if (c == 'u') u |= 1ULL << at;
+      uint64_t kind = escape_kind[b[at]];
+      errors |= (uint64_t)(kind == 0) << at;
+      u |= (kind >> 1) << at;
     }
     hex |= u << 1 | u << 2 | u << 3 | u << 4;
     uint64_t beyond = u >> 63 | u >> 62 | u >> 61 | u >> 60;
@@ -253,80 +232,102 @@ static inline int block(const uint8_t *b, unsigned n, struct state *s) {
       if (!hex_digit[b[at]]) errors |= 1ULL << at;
     }
   }
-  unsigned error_at = first(errors);
 
-  // The structure, in order: structural characters and string starts, and numbers and literals
-  // byte by byte (one of them may go on from the previous block).
-  uint64_t scalar = other & ~in_string & valid;
+  // Tokens, outside strings: a string is its opening quote, a number or literal its first byte.
+  uint64_t outside = ~in_string & valid;
+  uint64_t strings = quotes & in_string;
+  uint64_t colons = colon & outside;
+  uint64_t commas = comma & outside;
+  uint64_t scalar = other & outside;
   uint32_t sc = s->scalar;
-  uint64_t events = (structural & ~in_string) | (quotes & in_string) | (scalar & ~(scalar << 1 | (sc != S_NONE)));
-  events &= error_at == 64 ? ~0ULL : (1ULL << error_at) - 1;
-  uint32_t g = s->grammar;
+  uint64_t scalars = scalar & ~(scalar << 1 | (sc != S_NONE));
+
+  // The brackets, one by one: the nesting stack, and which positions are in an object or in an
+  // array (a bracket itself belongs inside). Without branches but on errors: whether a bracket
+  // opens or closes is bit 1 of its byte, whether it is curly bit 5.
+  uint64_t opens = 0, curly = 0, in_object = 0, in_array = 0;
   uint32_t depth = s->depth;
+  uint32_t place = levels[depth];
+  unsigned from = 0;
+  for (uint64_t br = bracket & outside; br != 0; br &= br - 1) {
+    unsigned at = (unsigned)__builtin_ctzll(br);
+    uint32_t c = b[at];
+    uint64_t bit = 1ULL << at;
+    uint64_t span = (bit << 1) - (1ULL << from);
+    uint32_t open = (c >> 1) & 1;
+    uint32_t kind = (c & 0x20) != 0 ? OBJECT : ARRAY;
+    in_object |= place == OBJECT ? span : 0;
+    in_array |= place == ARRAY ? span : 0;
+    if (open ? depth == s->max_depth : place != kind) {
+      errors |= bit;
+      break;
+    }
+    // Written above the top when it closes: no harm.
+    levels[depth + 1] = (uint8_t)kind;
+    depth = depth + 2 * open - 1;
+    place = levels[depth];
+    opens |= open ? bit : 0;
+    curly |= kind == OBJECT ? bit : 0;
+    from = at + 1;
+  }
+  if (from < 64) {
+    uint64_t span = 0 - (1ULL << from);
+    in_object |= place == OBJECT ? span : 0;
+    in_array |= place == ARRAY ? span : 0;
+  }
+  s->depth = depth;
+  uint64_t brackets = bracket & outside;
+  uint64_t open_objects = opens & curly, open_arrays = opens & ~curly & brackets;
+  uint64_t close_objects = ~opens & curly, close_arrays = ~opens & ~curly & brackets;
+
+  // The grammar: which kinds of token each kind may be followed by.
+  uint64_t tokens = strings | scalars | brackets | colons | commas;
+  uint64_t gaps = ~tokens;
+  uint64_t values = strings | scalars | open_objects | open_arrays;
+  uint32_t last = s->last;
+  uint32_t carry[T_KINDS];
+  for (int kind = 0; kind < T_KINDS; kind++) carry[kind] = (last >> kind) & 1;
+  uint64_t after_open_object = follow(open_objects, gaps, tokens, &carry[T_OPEN_OBJECT]);
+  uint64_t after_object_comma = follow(commas & in_object, gaps, tokens, &carry[T_OBJECT_COMMA]);
+  // Member names: the strings after '{' and after ',' in an object.
+  uint64_t keys = strings & (after_open_object | after_object_comma);
+  errors |= follow(colons | (commas & in_array), gaps, tokens, &carry[T_BEFORE_VALUE]) & ~values;
+  errors |= after_open_object & ~(strings | close_objects);
+  errors |= follow(open_arrays, gaps, tokens, &carry[T_OPEN_ARRAY]) & ~(values | close_arrays);
+  errors |= after_object_comma & ~strings;
+  errors |= commas & ~(in_object | in_array);
+  errors |= follow(keys, gaps, tokens, &carry[T_KEY]) & ~colons;
+  errors |= follow((strings & ~keys) | scalars | close_objects | close_arrays, gaps, tokens, &carry[T_VALUE]) & ~(commas | close_objects | close_arrays);
+  last = 0;
+  for (int kind = 0; kind < T_KINDS; kind++) last |= carry[kind] << kind;
+  s->last = last;
+  unsigned error_at = first(errors & valid);
+
+  // Numbers and literals, byte by byte (one may go on from the previous block).
+  uint64_t starts = scalars & (error_at == 64 ? ~0ULL : (1ULL << error_at) - 1);
   unsigned at = 0;
-  int problem = -1;
   if (sc != S_NONE) goto scalar_run;
-  while (events != 0) {
-    at = (unsigned)__builtin_ctzll(events);
-    events &= events - 1;
-    uint8_t c = b[at];
-    // '"', ':' and ',' (most tokens) only move to the next state: two at a time, when they can
-    // (half as many lookups that wait on each other).
-    if (events != 0) {
-      uint32_t next2 = grammar_next2[g][token_class[c]][token_class[b[__builtin_ctzll(events)]]];
-      if (next2 < G_COUNT) {
-        g = next2;
-        events &= events - 1;
-        continue;
-      }
+  while (starts != 0) {
+    at = (unsigned)__builtin_ctzll(starts);
+    starts &= starts - 1;
+    sc = S_NONE;
+  scalar_run:
+    // Its bytes are the next ones set in `scalar`.
+    while (at < n && ((scalar >> at) & 1)) {
+      sc = scalar_next[sc][b[at]];
+      if (sc == S_ERROR) goto fail;
+      at++;
     }
-    uint32_t next = grammar_next[g][token_class[c]];
-    if (next < G_COUNT) {
-      g = next;
-      continue;
-    }
-    switch (next) {
-      case A_PUSH_OBJECT:
-      case A_PUSH_ARRAY:
-        if (depth == s->max_depth) goto fail;
-        nest[depth++] = next == A_PUSH_OBJECT ? OBJECT : ARRAY;
-        g = next == A_PUSH_OBJECT ? G_MEMBER_OR_CLOSE : G_VALUE_OR_CLOSE;
-        break;
-      case A_POP:
-        depth--;
-        g = G_AFTER_TOP + (depth == 0 ? 0 : nest[depth - 1]);
-        break;
-      case A_SCALAR:
-        g = G_AFTER_TOP + (depth == 0 ? 0 : nest[depth - 1]);
-        sc = scalar_next[S_NONE][c];
-        if (sc == S_ERROR) goto fail;
-        at++;
-      scalar_run:
-        // The rest of the number or literal: its bytes are the next ones set in `scalar`.
-        while (at < n && ((scalar >> at) & 1)) {
-          sc = scalar_next[sc][b[at]];
-          if (sc == S_ERROR) goto fail;
-          at++;
-        }
-        if (at < n) {
-          // It ends at byte `at` (whitespace or an event that follows).
-          if (!complete(sc)) goto fail;
-          sc = S_NONE;
-        }
-        break;
-      default:
-        goto fail;
+    if (at < n) {
+      // It ends at byte `at`.
+      if (!complete(sc)) goto fail;
+      sc = S_NONE;
     }
   }
-  goto done;
-fail:
-  problem = (int)at;
-done:
-  s->grammar = g;
-  s->depth = depth;
   s->scalar = sc;
-  if (error_at < 64 && (problem < 0 || (unsigned)problem > error_at)) problem = (int)error_at;
-  return problem;
+  return error_at == 64 ? -1 : (int)error_at;
+fail:
+  return at < error_at ? (int)at : (int)error_at;
 }
 
 __attribute__((export_name("check"))) int check(uint32_t n) {

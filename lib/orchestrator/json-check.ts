@@ -343,13 +343,16 @@ const NEST_BYTES = 1024 // and its nesting stack
 const STATE_BYTES = 40 // struct state
 // Fields of struct state, in 32-bit words.
 const ESCAPED_NEXT = 4
-const GRAMMAR = 5
+const LAST = 5
 const SCALAR = 6
 const DEPTH = 7
 const MAX_DEPTH = 8
-// Its grammar states (G_*) and number and literal states (S_*) as the JavaScript automaton's.
-const G_COLON = 6
-const FROM_GRAMMAR = [VALUE[TOP], VALUE[IN_ARRAY], VALUE[IN_OBJECT], VALUE_OR_CLOSE, MEMBER_OR_CLOSE, MEMBER, COLON, AFTER[TOP], AFTER[IN_ARRAY], AFTER[IN_OBJECT]] as number[]
+// The kernel's kinds of token (T_*: which one was last is a bit of LAST), and the automaton's
+// state after each.
+const T_BEFORE_VALUE = 0
+const T_KEY = 4
+const afterToken = (kind: number, place: Place): number =>
+  [VALUE[place], MEMBER_OR_CLOSE, VALUE_OR_CLOSE, MEMBER, COLON, AFTER[place]][kind] as number
 const fromScalar = (s: number, place: Place): number => {
   const literal = LITERAL[place] as number[][]
   return [
@@ -419,6 +422,7 @@ export class JsonChecker {
     this.#maxDepth = maxDepth
     this.#nest = new Uint8Array(Math.min(maxDepth, NEST_BYTES))
     this.#words[MAX_DEPTH] = maxDepth
+    this.#words[LAST] = 1 << T_BEFORE_VALUE
     if (kernel === undefined || maxDepth > NEST_BYTES) this.#scalar = new ScalarJsonChecker(maxDepth)
   }
 
@@ -475,13 +479,13 @@ export class JsonChecker {
     const words = this.#words
     const depth = words[DEPTH] as number
     const place = depth === 0 ? TOP : this.#nest[depth - 1] === OBJECT ? IN_OBJECT : IN_ARRAY
-    const grammar = words[GRAMMAR] as number
+    const last = 31 - Math.clz32(words[LAST] as number)
     let state: number
     if (words[SCALAR] !== 0) state = fromScalar(words[SCALAR] as number, place)
-    else if (words[0] === 0) state = FROM_GRAMMAR[grammar] as number
+    else if (words[0] === 0) state = afterToken(last, place)
     else {
-      // Inside a string (a member name when a ':' is to follow), maybe an escape or \\u escape.
-      const k = grammar === G_COLON ? STRING.length : place
+      // Inside a string (a member name after a T_KEY token), maybe an escape or \\u escape.
+      const k = last === T_KEY ? STRING.length : place
       const hexLeft = [0, 1, 2, 3].filter((bit) => ((this.#state[8] as number) >> bit & 1) === 1).length
       state = hexLeft > 0 ? HEX[k]?.[4 - hexLeft] as number : words[ESCAPED_NEXT] === 1 ? ESCAPE[k] as number : [...STRING, MEMBER_STRING][k] as number
     }

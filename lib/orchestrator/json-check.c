@@ -122,26 +122,32 @@ static inline uint64_t mask64(v128_t a, v128_t b, v128_t c, v128_t d) {
 }
 
 struct classes {
-  v128_t quote, backslash, control, bracket, colon, comma, other;
+  v128_t quote, backslash, control, bracket, colon, comma, not_other;
 };
 
 static inline struct classes classify(v128_t v) {
-  // Whitespace by a table on the low nibble that holds each whitespace byte at its own nibble
-  // (and bytes that match no byte with that nibble elsewhere). '[' and ']' are '{' and '}' with
-  // bit 5 set (as are 0x1b and 0x1d: control characters, taken out).
-  const v128_t ws_table = wasm_i8x16_make(' ', 100, 100, 100, 17, 100, 113, 2, 100, '\t', '\n', 112, 100, '\r', 100, 100);
   struct classes k;
   k.quote = wasm_i8x16_eq(v, wasm_i8x16_splat('"'));
   k.backslash = wasm_i8x16_eq(v, wasm_i8x16_splat('\\'));
-  k.control = wasm_u8x16_lt(v, wasm_i8x16_splat(0x20));
-  v128_t ws = wasm_i8x16_eq(wasm_i8x16_swizzle(ws_table, wasm_v128_and(v, wasm_i8x16_splat(0x0f))), v);
+  // Whitespace and control characters: bytes up to ' ' (which bytes of them are whitespace is
+  // worked out only for blocks that have control characters).
+  v128_t low = wasm_i8x16_eq(wasm_u8x16_min(v, wasm_i8x16_splat(' ')), v);
+  k.control = wasm_v128_andnot(low, wasm_i8x16_eq(v, wasm_i8x16_splat(' ')));
+  // '[' and ']' are '{' and '}' with bit 5 set (no other byte is).
   v128_t curly = wasm_v128_or(v, wasm_i8x16_splat(0x20));
-  k.bracket = wasm_v128_andnot(wasm_v128_or(wasm_i8x16_eq(curly, wasm_i8x16_splat('{')), wasm_i8x16_eq(curly, wasm_i8x16_splat('}'))), k.control);
+  k.bracket = wasm_v128_or(wasm_i8x16_eq(curly, wasm_i8x16_splat('{')), wasm_i8x16_eq(curly, wasm_i8x16_splat('}')));
   k.colon = wasm_i8x16_eq(v, wasm_i8x16_splat(':'));
   k.comma = wasm_i8x16_eq(v, wasm_i8x16_splat(','));
-  // None of these nor a quote: a byte of a number or literal outside strings.
-  k.other = wasm_v128_not(wasm_v128_or(wasm_v128_or(ws, k.bracket), wasm_v128_or(wasm_v128_or(k.colon, k.comma), k.quote)));
+  // Not a byte of a number or literal (outside strings).
+  k.not_other = wasm_v128_or(wasm_v128_or(low, k.bracket), wasm_v128_or(wasm_v128_or(k.colon, k.comma), k.quote));
   return k;
+}
+
+// Whitespace among bytes up to ' ': a table on the low nibble that holds each whitespace byte at its
+// own nibble (and bytes that match no byte with that nibble elsewhere).
+static inline v128_t whitespace(v128_t v) {
+  const v128_t table = wasm_i8x16_make(' ', 100, 100, 100, 17, 100, 113, 2, 100, '\t', '\n', 112, 100, '\r', 100, 100);
+  return wasm_i8x16_eq(wasm_i8x16_swizzle(table, wasm_v128_and(v, wasm_i8x16_splat(0x0f))), v);
 }
 
 #define ODD_BITS 0xaaaaaaaaaaaaaaaaULL
@@ -196,15 +202,17 @@ static inline int block(const uint8_t *b, unsigned n, struct state *s) {
   if (wasm_v128_any_true(wasm_v128_or(wasm_v128_or(k0.backslash, k1.backslash), wasm_v128_or(k2.backslash, k3.backslash)))) {
     backslash = mask64(k0.backslash, k1.backslash, k2.backslash, k3.backslash);
   }
-  // Control characters are rare in JSON but for line breaks and tabs.
-  uint64_t control = 0;
+  // Control characters are rare in JSON but for line breaks and tabs; outside strings, the others
+  // are errors (as bytes of no token, they would not be seen).
+  uint64_t control = 0, stray = 0;
   if (wasm_v128_any_true(wasm_v128_or(wasm_v128_or(k0.control, k1.control), wasm_v128_or(k2.control, k3.control)))) {
     control = mask64(k0.control, k1.control, k2.control, k3.control) & valid;
+    stray = control & ~mask64(whitespace(wasm_v128_load(b)), whitespace(wasm_v128_load(b + 16)), whitespace(wasm_v128_load(b + 32)), whitespace(wasm_v128_load(b + 48)));
   }
   uint64_t bracket = mask64(k0.bracket, k1.bracket, k2.bracket, k3.bracket);
   uint64_t colon = mask64(k0.colon, k1.colon, k2.colon, k3.colon);
   uint64_t comma = mask64(k0.comma, k1.comma, k2.comma, k3.comma);
-  uint64_t other = mask64(k0.other, k1.other, k2.other, k3.other);
+  uint64_t other = ~mask64(k0.not_other, k1.not_other, k2.not_other, k3.not_other);
 
   uint64_t escaped = escaped_bytes(backslash, &s->escaped_next, n) & valid;
   uint64_t quotes = quote & ~escaped;
@@ -214,7 +222,7 @@ static inline int block(const uint8_t *b, unsigned n, struct state *s) {
 
   // Errors inside strings, found over the whole block: control characters, escapes of other
   // characters, \u not followed by four hex digits (which may lie in the next blocks).
-  uint64_t errors = control & in_string;
+  uint64_t errors = (control & in_string) | (stray & ~in_string);
   uint64_t hex = s->hex_next;
   if ((escaped | hex) != 0) {
     uint64_t u = 0;

@@ -1,14 +1,18 @@
 // Checks that bytes arriving in chunks form one JSON text (RFC 8259, UTF-8), without building
 // any value: the relay embeds an orchestrator's JSON answer in its own reply as bytes, and must
 // know it is JSON a client can parse. In place of JSON.parse, which would build every value: a
-// fifth of its time on a 50 MB answer, about twice a loop that only reads every byte (benchmark
-// `orchestrator-json-check`), and memory of one byte per open level.
+// tenth of its time on a 50 MB answer (benchmark `orchestrator-json-check`), and memory of one
+// byte per open level.
 //
-// The grammar is a byte automaton: one lookup in a transition table per byte, the place of a value
-// (top level, array, object) being part of the state, so that only '{', '[' and the closing
-// brackets touch the nesting stack. A number's end is its next byte, read once: the table sends
-// it where the state after the number would. Errors are rare, so their messages are worked out
-// only when one is found, from the state and the byte that failed.
+// Two checks of the same grammar. JsonChecker runs json-check.c, compiled to WebAssembly SIMD
+// (json-check-wasm.ts): 64 bytes per step classified into bit masks, strings skipped whole, the
+// tokens' order checked on masks too; UTF-8 is checked natively (isUtf8) on each chunk first.
+// ScalarJsonChecker is a byte automaton in JavaScript: one lookup in a transition table per byte,
+// the place of a value (top level, array, object) being part of the state, so that only '{', '['
+// and the closing brackets touch the nesting stack, and a number's end is its next byte, read
+// once. It stands in where WebAssembly SIMD is missing, and it says why a text is not JSON: when
+// the kernel refuses a chunk, the automaton is resumed in the kernel's state at the chunk's start
+// and finds the same byte, so messages are worked out only then, from the state and that byte.
 
 import { isUtf8 } from 'node:buffer'
 import { JSON_CHECK_WASM } from './json-check-wasm.js'
@@ -210,7 +214,7 @@ class Utf8Stream {
       break
     }
     if (to < chunk.length) this.#tail = Buffer.from(chunk.subarray(to))
-    return isUtf8(chunk.subarray(from, to))
+    return isUtf8(from === 0 && to === chunk.length ? chunk : chunk.subarray(from, to))
   }
 }
 
@@ -370,11 +374,14 @@ declare const WebAssembly: {
 
 interface Kernel {
   memory: Uint8Array
-  words: Uint32Array
   input: number
-  state: number
-  nest: number
+  // Views of struct state and of the open levels.
+  state: Uint8Array
+  words: Uint32Array
+  nest: Uint8Array
   check: (length: number) => number
+  // The checker whose state the kernel holds.
+  owner: JsonChecker | undefined
 }
 
 function loadKernel (): Kernel | undefined {
@@ -388,11 +395,12 @@ function loadKernel (): Kernel | undefined {
   const state = exports.state_address()
   return {
     memory: new Uint8Array(exports.memory.buffer),
-    words: new Uint32Array(exports.memory.buffer, state, STATE_BYTES / 4),
     input: exports.input_address(),
-    state,
-    nest: exports.nest_address(),
-    check: exports.check
+    state: new Uint8Array(exports.memory.buffer, state, STATE_BYTES),
+    words: new Uint32Array(exports.memory.buffer, state, STATE_BYTES / 4),
+    nest: new Uint8Array(exports.memory.buffer, exports.nest_address(), NEST_BYTES),
+    check: exports.check,
+    owner: undefined
   }
 }
 
@@ -440,23 +448,28 @@ export class JsonChecker {
     if (this.#scalar !== undefined || kernel === undefined) return this.#scalar?.write(chunk)
     if (this.#problem !== undefined) return this.#problem
     if (!this.#utf8.write(chunk)) return this.#notUtf8()
-    const { memory, words, input, state, nest, check } = kernel
-    memory.set(this.#state, state)
-    const depth = this.#words[DEPTH] as number
-    memory.set(this.#nest.subarray(0, depth), nest)
+    const { memory, input, state, words, nest, check } = kernel
+    // The state goes in when another checker ran last (and comes out after each chunk: it is
+    // the state at the next chunk's start, should the kernel refuse that chunk).
+    if (kernel.owner !== this) {
+      state.set(this.#state)
+      for (let k = 0; k < (this.#words[DEPTH] as number); k++) nest[k] = this.#nest[k] as number
+      kernel.owner = this
+    }
     for (let from = 0; from < chunk.length; from += INPUT_BYTES) {
-      const piece = chunk.subarray(from, from + INPUT_BYTES)
+      const piece = chunk.length <= INPUT_BYTES ? chunk : chunk.subarray(from, from + INPUT_BYTES)
       memory.set(piece, input)
       const at = check(piece.length)
       if (at >= 0) {
         // The message, and the problem from now on, from the scalar check resumed where this
         // chunk began: it stops at the same byte.
+        kernel.owner = undefined
         this.#refusedAt = this.#offset + from + at
         return this.#toScalar().writeChecked(chunk)
       }
     }
-    this.#state.set(memory.subarray(state, state + STATE_BYTES))
-    this.#nest.set(memory.subarray(nest, nest + (words[DEPTH] as number)))
+    this.#state.set(state)
+    for (let k = 0; k < (words[DEPTH] as number); k++) this.#nest[k] = nest[k] as number
     this.#offset += chunk.length
     return undefined
   }

@@ -114,3 +114,29 @@ t.test('the scalar check alone agrees with JSON.parse', async () => {
     return (verdict(new ScalarJsonChecker(), bytes, cuts).problem === undefined) === parses(bytes)
   }), { numRuns: 2000 })
 })
+
+t.test('checkers that take turns keep their own state', async () => {
+  // One kernel instance serves every checker: chunks of three texts, interleaved, get the
+  // verdicts each gets alone.
+  const json = fc.oneof(fc.json({ maxDepth: 5 }), fc.constantFrom('[1,]', '{"a":"\\u12', '[[[[', '"é\\n"'))
+  await fc.assert(fc.property(fc.array(fc.tuple(json, fc.array(fc.nat(200), { maxLength: 6 })), { minLength: 2, maxLength: 3 }), fc.array(fc.nat(2), { minLength: 30, maxLength: 30 }), (texts, turns) => {
+    const runs = texts.map(([text, cuts]) => {
+      const bytes = Buffer.from(text)
+      const ends = [...cuts.filter((c) => c > 0 && c < bytes.length), bytes.length].sort((a, b) => a - b)
+      return { bytes, ends, next: 0, from: 0, checker: new JsonChecker(), problem: undefined as string | undefined, alone: verdict(new JsonChecker(), bytes, cuts).problem }
+    })
+    const write = (run: typeof runs[number]): void => {
+      const end = run.ends[run.next++] as number
+      run.problem ??= run.checker.write(run.bytes.subarray(run.from, end))
+      run.from = end
+    }
+    for (const turn of turns) {
+      const run = runs[turn % runs.length]
+      if (run !== undefined && run.next < run.ends.length) write(run)
+    }
+    return runs.every((run) => {
+      while (run.next < run.ends.length) write(run)
+      return (run.problem ?? run.checker.end()) === run.alone
+    })
+  }), { numRuns: 2000 })
+})

@@ -121,27 +121,21 @@ static inline uint64_t mask64(v128_t a, v128_t b, v128_t c, v128_t d) {
          (uint64_t)(uint16_t)wasm_i8x16_bitmask(c) << 32 | (uint64_t)(uint16_t)wasm_i8x16_bitmask(d) << 48;
 }
 
-struct classes {
-  v128_t quote, backslash, control, bracket, colon, comma, not_other;
-};
-
-static inline struct classes classify(v128_t v) {
-  struct classes k;
-  k.quote = wasm_i8x16_eq(v, wasm_i8x16_splat('"'));
-  k.backslash = wasm_i8x16_eq(v, wasm_i8x16_splat('\\'));
-  // Whitespace and control characters: bytes up to ' ' (which bytes of them are whitespace is
-  // worked out only for blocks that have control characters).
-  v128_t low = wasm_i8x16_eq(wasm_u8x16_min(v, wasm_i8x16_splat(' ')), v);
-  k.control = wasm_v128_andnot(low, wasm_i8x16_eq(v, wasm_i8x16_splat(' ')));
-  // '[' and ']' are '{' and '}' with bit 5 set (no other byte is).
+// The classes of bytes, each on its own (a mask of one class is made from the four vectors before
+// the next class is looked at: few vectors live at once, none spilled to the stack).
+static inline v128_t quote_bytes(v128_t v) { return wasm_i8x16_eq(v, wasm_i8x16_splat('"')); }
+static inline v128_t backslash_bytes(v128_t v) { return wasm_i8x16_eq(v, wasm_i8x16_splat('\\')); }
+// Whitespace and control characters: bytes up to ' ' (which of them are whitespace is worked out
+// only for blocks that have control characters).
+static inline v128_t low_bytes(v128_t v) { return wasm_i8x16_eq(wasm_u8x16_min(v, wasm_i8x16_splat(' ')), v); }
+static inline v128_t control_bytes(v128_t v) { return wasm_i8x16_eq(wasm_u8x16_min(v, wasm_i8x16_splat(0x1f)), v); }
+// '[' and ']' are '{' and '}' with bit 5 set (no other byte is).
+static inline v128_t bracket_bytes(v128_t v) {
   v128_t curly = wasm_v128_or(v, wasm_i8x16_splat(0x20));
-  k.bracket = wasm_v128_or(wasm_i8x16_eq(curly, wasm_i8x16_splat('{')), wasm_i8x16_eq(curly, wasm_i8x16_splat('}')));
-  k.colon = wasm_i8x16_eq(v, wasm_i8x16_splat(':'));
-  k.comma = wasm_i8x16_eq(v, wasm_i8x16_splat(','));
-  // Not a byte of a number or literal (outside strings).
-  k.not_other = wasm_v128_or(wasm_v128_or(low, k.bracket), wasm_v128_or(wasm_v128_or(k.colon, k.comma), k.quote));
-  return k;
+  return wasm_v128_or(wasm_i8x16_eq(curly, wasm_i8x16_splat('{')), wasm_i8x16_eq(curly, wasm_i8x16_splat('}')));
 }
+static inline v128_t colon_bytes(v128_t v) { return wasm_i8x16_eq(v, wasm_i8x16_splat(':')); }
+static inline v128_t comma_bytes(v128_t v) { return wasm_i8x16_eq(v, wasm_i8x16_splat(',')); }
 
 // Whitespace among bytes up to ' ': a table on the low nibble that holds each whitespace byte at its
 // own nibble (and bytes that match no byte with that nibble elsewhere).
@@ -178,12 +172,13 @@ static inline uint64_t prefix_xor(uint64_t x) {
 }
 
 // The token that follows each of `x` (tokens of one kind) among `tokens`: the carry of the
-// addition runs from the bit after each one through the gaps to the next token. `*carry` brings in
-// a token of the kind before the block, and takes out the last one's when its follower is beyond.
-static inline uint64_t follow(uint64_t x, uint64_t gaps, uint64_t tokens, uint32_t *carry) {
-  uint64_t a = x << 1 | *carry;
+// addition runs from the bit after each one through the gaps to the next token. Bit `kind` of
+// `last` brings in a token of the kind before the block; the same bit of `*next` takes out the
+// last one's when its follower is beyond.
+static inline uint64_t follow(uint64_t x, uint64_t gaps, uint64_t tokens, uint32_t last, int kind, uint32_t *next) {
+  uint64_t a = x << 1 | ((last >> kind) & 1);
   uint64_t sum = a + gaps;
-  *carry = (uint32_t)(x >> 63) | (sum < a);
+  *next |= ((uint32_t)(x >> 63) | (sum < a)) << kind;
   return sum & tokens;
 }
 
@@ -193,27 +188,24 @@ static inline unsigned first(uint64_t x) { return x == 0 ? 64 : (unsigned)__buil
 // byte in error, or -1.
 static inline int block(const uint8_t *b, unsigned n, struct state *s) {
   uint64_t valid = n == 64 ? ~0ULL : (1ULL << n) - 1;
-  struct classes k0 = classify(wasm_v128_load(b));
-  struct classes k1 = classify(wasm_v128_load(b + 16));
-  struct classes k2 = classify(wasm_v128_load(b + 32));
-  struct classes k3 = classify(wasm_v128_load(b + 48));
-  uint64_t quote = mask64(k0.quote, k1.quote, k2.quote, k3.quote);
-  uint64_t backslash = 0;
-  if (wasm_v128_any_true(wasm_v128_or(wasm_v128_or(k0.backslash, k1.backslash), wasm_v128_or(k2.backslash, k3.backslash)))) {
-    backslash = mask64(k0.backslash, k1.backslash, k2.backslash, k3.backslash);
-  }
+  v128_t v0 = wasm_v128_load(b), v1 = wasm_v128_load(b + 16), v2 = wasm_v128_load(b + 32), v3 = wasm_v128_load(b + 48);
+#define MASK(class) mask64(class(v0), class(v1), class(v2), class(v3))
+  uint64_t quote = MASK(quote_bytes);
+  uint64_t backslash = MASK(backslash_bytes);
+  uint64_t bracket = MASK(bracket_bytes);
+  uint64_t colon = MASK(colon_bytes);
+  uint64_t comma = MASK(comma_bytes);
+  uint64_t low = MASK(low_bytes);
+  // Not a byte of a number or literal (outside strings).
+  uint64_t other = ~(low | quote | bracket | colon | comma);
   // Control characters are rare in JSON but for line breaks and tabs; outside strings, the others
   // are errors (as bytes of no token, they would not be seen).
   uint64_t control = 0, stray = 0;
-  if (wasm_v128_any_true(wasm_v128_or(wasm_v128_or(k0.control, k1.control), wasm_v128_or(k2.control, k3.control)))) {
-    control = mask64(k0.control, k1.control, k2.control, k3.control) & valid;
-    stray = control & ~mask64(whitespace(wasm_v128_load(b)), whitespace(wasm_v128_load(b + 16)), whitespace(wasm_v128_load(b + 32)), whitespace(wasm_v128_load(b + 48)));
+  if (wasm_v128_any_true(wasm_v128_or(wasm_v128_or(control_bytes(v0), control_bytes(v1)), wasm_v128_or(control_bytes(v2), control_bytes(v3))))) {
+    control = MASK(control_bytes) & valid;
+    stray = control & ~MASK(whitespace);
   }
-  uint64_t bracket = mask64(k0.bracket, k1.bracket, k2.bracket, k3.bracket);
-  uint64_t colon = mask64(k0.colon, k1.colon, k2.colon, k3.colon);
-  uint64_t comma = mask64(k0.comma, k1.comma, k2.comma, k3.comma);
-  uint64_t other = ~mask64(k0.not_other, k1.not_other, k2.not_other, k3.not_other);
-
+#undef MASK
   uint64_t escaped = escaped_bytes(backslash, &s->escaped_next, n) & valid;
   uint64_t quotes = quote & ~escaped;
   // Inside a string: from its opening quote (included) to its closing quote (not).
@@ -285,30 +277,28 @@ static inline int block(const uint8_t *b, unsigned n, struct state *s) {
   }
   s->depth = depth;
   uint64_t brackets = bracket & outside;
-  uint64_t open_objects = opens & curly, open_arrays = opens & ~curly & brackets;
-  uint64_t close_objects = ~opens & curly, close_arrays = ~opens & ~curly & brackets;
+  uint64_t open_objects = opens & curly, open_arrays = opens & ~curly;
+  // A closing bracket of the wrong kind was refused above.
+  uint64_t closes = brackets & ~opens;
 
-  // The grammar: which kinds of token each kind may be followed by.
+  // The grammar: which kinds of token each kind may be followed by (one at a time, and each
+  // carry straight into `last`: fewer values live at once).
   uint64_t tokens = strings | scalars | brackets | colons | commas;
   uint64_t gaps = ~tokens;
-  uint64_t values = strings | scalars | open_objects | open_arrays;
-  uint32_t last = s->last;
-  uint32_t carry[T_KINDS];
-  for (int kind = 0; kind < T_KINDS; kind++) carry[kind] = (last >> kind) & 1;
-  uint64_t after_open_object = follow(open_objects, gaps, tokens, &carry[T_OPEN_OBJECT]);
-  uint64_t after_object_comma = follow(commas & in_object, gaps, tokens, &carry[T_OBJECT_COMMA]);
+  uint64_t values = strings | scalars | opens;
+  uint32_t last = s->last, next = 0;
+  uint64_t after_open_object = follow(open_objects, gaps, tokens, last, T_OPEN_OBJECT, &next);
+  uint64_t after_object_comma = follow(commas & in_object, gaps, tokens, last, T_OBJECT_COMMA, &next);
+  errors |= after_open_object & ~(strings | closes);
+  errors |= after_object_comma & ~strings;
   // Member names: the strings after '{' and after ',' in an object.
   uint64_t keys = strings & (after_open_object | after_object_comma);
-  errors |= follow(colons | (commas & in_array), gaps, tokens, &carry[T_BEFORE_VALUE]) & ~values;
-  errors |= after_open_object & ~(strings | close_objects);
-  errors |= follow(open_arrays, gaps, tokens, &carry[T_OPEN_ARRAY]) & ~(values | close_arrays);
-  errors |= after_object_comma & ~strings;
+  errors |= follow(keys, gaps, tokens, last, T_KEY, &next) & ~colons;
+  errors |= follow((strings & ~keys) | scalars | closes, gaps, tokens, last, T_VALUE, &next) & ~(commas | closes);
+  errors |= follow(colons | (commas & in_array), gaps, tokens, last, T_BEFORE_VALUE, &next) & ~values;
+  errors |= follow(open_arrays, gaps, tokens, last, T_OPEN_ARRAY, &next) & ~(values | closes);
   errors |= commas & ~(in_object | in_array);
-  errors |= follow(keys, gaps, tokens, &carry[T_KEY]) & ~colons;
-  errors |= follow((strings & ~keys) | scalars | close_objects | close_arrays, gaps, tokens, &carry[T_VALUE]) & ~(commas | close_objects | close_arrays);
-  last = 0;
-  for (int kind = 0; kind < T_KINDS; kind++) last |= carry[kind] << kind;
-  s->last = last;
+  s->last = next;
   unsigned error_at = first(errors & valid);
 
   // Numbers and literals, byte by byte (one may go on from the previous block).

@@ -149,11 +149,8 @@ static inline v128_t whitespace(v128_t v) {
 // The bytes escaped by a backslash (simdjson's escape scanner): `*next` carries an escape at the
 // block's last byte (byte n - 1) into the next block.
 static inline uint64_t escaped_bytes(uint64_t backslash, uint32_t *next, unsigned n) {
+  // No branch for blocks without backslashes: the arithmetic gives `carried` for them.
   uint64_t carried = *next;
-  if (backslash == 0) {
-    *next = 0;
-    return carried;
-  }
   uint64_t potential = backslash & ~carried;
   uint64_t codes = (((potential << 1) | ODD_BITS) - potential) ^ ODD_BITS;
   uint64_t escape = codes & backslash;

@@ -198,7 +198,7 @@ static inline int block(const uint8_t *b, unsigned n, struct state *s) {
   // Control characters are rare in JSON but for line breaks and tabs; outside strings, the others
   // are errors (as bytes of no token, they would not be seen).
   uint64_t control = 0, stray = 0;
-  if (wasm_v128_any_true(wasm_v128_or(wasm_v128_or(control_bytes(v0), control_bytes(v1)), wasm_v128_or(control_bytes(v2), control_bytes(v3))))) {
+  if (wasm_v128_any_true(control_bytes(wasm_u8x16_min(wasm_u8x16_min(v0, v1), wasm_u8x16_min(v2, v3))))) {
     control = MASK(control_bytes) & valid;
     stray = control & ~MASK(whitespace);
   }

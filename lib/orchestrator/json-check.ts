@@ -340,8 +340,8 @@ function describe (c: number): string {
 }
 
 // The WebAssembly SIMD check (json-check.c, built into json-check-wasm.ts): one module instance,
-// compiled at load, serves every checker; a checker's state is copied into its memory for each
-// chunk and back (40 bytes and a byte per open level).
+// compiled at load, serves every checker; a checker's state (40 bytes and a byte per open level)
+// is copied into its memory when another checker ran last, and out after each chunk.
 const INPUT_BYTES = 32 * 1024 // json-check.c's input buffer
 const NEST_BYTES = 1024 // and its nesting stack
 const STATE_BYTES = 40 // struct state
@@ -357,6 +357,7 @@ const T_BEFORE_VALUE = 0
 const T_KEY = 4
 const afterToken = (kind: number, place: Place): number =>
   [VALUE[place], MEMBER_OR_CLOSE, VALUE_OR_CLOSE, MEMBER, COLON, AFTER[place]][kind] as number
+// Its number and literal states (S_*), as the automaton's.
 const fromScalar = (s: number, place: Place): number => {
   const literal = LITERAL[place] as number[][]
   return [
@@ -476,6 +477,7 @@ export class JsonChecker {
 
   /** Whether what was written is one complete JSON text. */
   end (): string | undefined {
+    if (kernel?.owner === this) kernel.owner = undefined
     if (this.#scalar !== undefined) return this.#scalar.end()
     if (this.#problem !== undefined) return this.#problem
     if (this.#utf8.pending) return this.#notUtf8()

@@ -10,8 +10,8 @@
 // and literals.
 //
 // Built by `npm run build:wasm` (clang, wasm32, -msimd128, no libc) into json-check-wasm.ts.
-// The module has one page of memory: a checker's state lives here only while it runs, the
-// TypeScript side saving it between chunks, so that one instance serves every checker.
+// The module has one page of memory and one instance serves every checker: the TypeScript side
+// keeps each checker's state between chunks and copies it in when another checker ran last.
 //
 // Interface: the caller writes the state (struct state, then the nesting stack) and up to
 // INPUT_BYTES bytes at input_address(), then calls check(n): -1 when the bytes continue a valid

@@ -179,6 +179,34 @@ static inline uint64_t follow(uint64_t x, uint64_t gaps, uint64_t tokens, uint32
   return sum & tokens;
 }
 
+// The numbers and literals of a block, byte by byte: those that start at `starts` and one going
+// on from the previous block (`*state` is not S_NONE). Returns the offset of a byte that cannot
+// be, or -1. Apart from the block's check, whose values would otherwise wait on the stack.
+__attribute__((noinline)) static int scalars_of(const uint8_t *b, unsigned n, uint64_t scalar, uint64_t starts, uint32_t *state) {
+  uint32_t sc = *state;
+  unsigned at = 0;
+  if (sc != S_NONE) goto run;
+  while (starts != 0) {
+    at = (unsigned)__builtin_ctzll(starts);
+    starts &= starts - 1;
+    sc = S_NONE;
+  run:
+    // Its bytes are the next ones set in `scalar`.
+    while (at < n && ((scalar >> at) & 1)) {
+      sc = scalar_next[sc][b[at]];
+      if (sc == S_ERROR) return (int)at;
+      at++;
+    }
+    if (at < n) {
+      // It ends at byte `at`.
+      if (!complete(sc)) return (int)at;
+      sc = S_NONE;
+    }
+  }
+  *state = sc;
+  return -1;
+}
+
 static inline unsigned first(uint64_t x) { return x == 0 ? 64 : (unsigned)__builtin_ctzll(x); }
 
 // Checks the block's first n bytes (1..64; bytes n..63 are zero). Returns the offset of the first
@@ -299,30 +327,12 @@ static inline int block(const uint8_t *b, unsigned n, struct state *s) {
   unsigned error_at = first(errors & valid);
 
   // Numbers and literals, byte by byte (one may go on from the previous block).
-  uint64_t starts = scalars & (error_at == 64 ? ~0ULL : (1ULL << error_at) - 1);
-  unsigned at = 0;
-  if (sc != S_NONE) goto scalar_run;
-  while (starts != 0) {
-    at = (unsigned)__builtin_ctzll(starts);
-    starts &= starts - 1;
-    sc = S_NONE;
-  scalar_run:
-    // Its bytes are the next ones set in `scalar`.
-    while (at < n && ((scalar >> at) & 1)) {
-      sc = scalar_next[sc][b[at]];
-      if (sc == S_ERROR) goto fail;
-      at++;
-    }
-    if (at < n) {
-      // It ends at byte `at`.
-      if (!complete(sc)) goto fail;
-      sc = S_NONE;
-    }
+  if ((scalar | sc) != 0) {
+    int problem = scalars_of(b, n, scalar, scalars & (error_at == 64 ? ~0ULL : (1ULL << error_at) - 1), &sc);
+    if (problem >= 0 && (unsigned)problem < error_at) return problem;
   }
   s->scalar = sc;
   return error_at == 64 ? -1 : (int)error_at;
-fail:
-  return at < error_at ? (int)at : (int)error_at;
 }
 
 __attribute__((export_name("check"))) int check(uint32_t n) {

@@ -6,7 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { request } from 'undici'
 import { compare, median, report, serverSchema, startServer, type ChildServer, type Target } from './measure.js'
-import { JsonChecker } from '../lib/orchestrator/json-check.js'
+import { JsonChecker, ScalarJsonChecker, SIMD_JSON_CHECK } from '../lib/orchestrator/json-check.js'
 import { largeDocument } from '../test/fixtures/nso-server.js'
 
 const ADMIN_PASSWORD = 'bench-admin-password'
@@ -222,16 +222,17 @@ function timed (run: () => void): number {
 
 /**
  * The JSON check of restAction alone (lib/orchestrator/json-check.ts), in this process, on the
- * large answer of the scenario above in 64 KiB chunks, against JSON.parse of the same bytes (what
- * checking by parsing would cost). For information: a loop that only reads every byte, the least
- * any check written in JavaScript costs. 7 alternating pairs; medians.
+ * large answer of the scenario above in 64 KiB chunks: JsonChecker (WebAssembly SIMD) against
+ * ScalarJsonChecker (its fallback, one byte at a time in JavaScript) and against JSON.parse of the
+ * same bytes (what checking by parsing would cost). For information: a loop that only reads every
+ * byte, the least any check written in JavaScript costs. 7 rounds, the order turning; medians.
  */
 export async function jsonCheckVsJsonParse (): Promise<void> {
   const document = largeDocument(LARGE_BYTES)
   const chunks: Buffer[] = []
   for (let at = 0; at < document.length; at += 64 * 1024) chunks.push(document.subarray(at, at + 64 * 1024))
-  const check = (): void => {
-    const checker = new JsonChecker()
+  const checkWith = (Checker: typeof JsonChecker | typeof ScalarJsonChecker) => (): void => {
+    const checker = new Checker()
     for (const chunk of chunks) if (checker.write(chunk) !== undefined) throw new Error('the document is not valid JSON')
     if (checker.end() !== undefined) throw new Error('the document is not valid JSON')
   }
@@ -244,21 +245,30 @@ export async function jsonCheckVsJsonParse (): Promise<void> {
       sum ^= s
     }
   }
-  const rounds: Array<{ checkMs: number, parseMs: number, byteLoopMs: number }> = []
+  type Round = Record<'checkMs' | 'scalarCheckMs' | 'parseMs' | 'byteLoopMs', number>
+  const runs: Array<[keyof Round, () => void]> = [['checkMs', checkWith(JsonChecker)], ['scalarCheckMs', checkWith(ScalarJsonChecker)], ['parseMs', parse]]
+  const rounds: Round[] = []
   for (let round = 0; round < 7; round++) {
-    const first = round % 2 === 0
-    const a = timed(first ? check : parse)
-    const b = timed(first ? parse : check)
-    rounds.push({ checkMs: first ? a : b, parseMs: first ? b : a, byteLoopMs: timed(readEveryByte) })
+    const times: Partial<Round> = {}
+    for (let k = 0; k < runs.length; k++) {
+      const [name, run] = runs[(round + k) % runs.length] as [keyof Round, () => void]
+      times[name] = timed(run)
+    }
+    rounds.push({ ...times, byteLoopMs: timed(readEveryByte) } as Round)
   }
   const mb = document.length / 1024 / 1024
   const checkMs = median(rounds.map((r) => r.checkMs))
+  const scalarCheckMs = median(rounds.map((r) => r.scalarCheckMs))
   report({
     scenario: 'orchestrator-json-check-vs-json-parse',
-    target: 'none: for information',
+    target: 'simdSpeedup >= 2.5 (JsonChecker against ScalarJsonChecker)',
+    simd: SIMD_JSON_CHECK,
     bytes: document.length,
     checkMs: Math.round(checkMs),
     checkMBps: Math.round(mb / checkMs * 1000),
+    scalarCheckMs: Math.round(scalarCheckMs),
+    scalarCheckMBps: Math.round(mb / scalarCheckMs * 1000),
+    simdSpeedup: Number(median(rounds.map((r) => r.scalarCheckMs / r.checkMs)).toFixed(2)),
     parseMs: Math.round(median(rounds.map((r) => r.parseMs))),
     byteLoopMs: Math.round(median(rounds.map((r) => r.byteLoopMs))),
     timeRatio: Number(median(rounds.map((r) => r.checkMs / r.parseMs)).toFixed(2)),

@@ -173,8 +173,7 @@ export class EmbeddedMaintenance {
       // The catalogs: each ANALYZE replaces rows of pg_statistic. The tables done above cost
       // little here (their pages are marked all-visible).
       await step('VACUUM')
-      const { tuples } = await this.#size(step)
-      this.#threshold = BASE_ROWS + SCALE_FACTOR * tuples
+      await this.#size(step) // the next pass's threshold, from the rows just counted
       this.#passes++
     } catch (err) {
       error = err
@@ -185,11 +184,12 @@ export class EmbeddedMaintenance {
     if (!(error instanceof Closing)) this.#onPass({ durationMs, longestStepMs: longest, tables, ...(error === undefined ? {} : { error }) })
   }
 
-  async #size (query = async <R>(text: string): Promise<R[]> => (await this.#connection.query<R>(text)).rows): Promise<{ tuples: number, never: number }> {
+  // Reads how many rows the tables hold, which sets when the next pass is due, and how many
+  // tables hold rows never analyzed.
+  async #size (query = async <R>(text: string): Promise<R[]> => (await this.#connection.query<R>(text)).rows): Promise<{ never: number }> {
     const [row] = await query<{ tuples: number, never: number }>(SIZE_SQL)
-    const tuples = row?.tuples ?? 0
-    this.#threshold = BASE_ROWS + SCALE_FACTOR * tuples
-    return { tuples, never: row?.never ?? 0 }
+    this.#threshold = BASE_ROWS + SCALE_FACTOR * (row?.tuples ?? 0)
+    return { never: row?.never ?? 0 }
   }
 
   /** Until no statement runs or waits (looked at every IDLE_POLL_MS), at most MAX_IDLE_WAIT_MS. */

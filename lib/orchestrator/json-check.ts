@@ -454,7 +454,7 @@ export class JsonChecker {
     // the state at the next chunk's start, should the kernel refuse that chunk).
     if (kernel.owner !== this) {
       state.set(this.#state)
-      for (let k = 0; k < (this.#words[DEPTH] as number); k++) nest[k] = this.#nest[k] as number
+      nest.set(this.#nest.subarray(0, this.#words[DEPTH]))
       kernel.owner = this
     }
     for (let from = 0; from < chunk.length; from += INPUT_BYTES) {
@@ -470,7 +470,7 @@ export class JsonChecker {
       }
     }
     this.#state.set(state)
-    for (let k = 0; k < (words[DEPTH] as number); k++) this.#nest[k] = nest[k] as number
+    this.#nest.set(nest.subarray(0, words[DEPTH]))
     this.#offset += chunk.length
     return undefined
   }

@@ -57,13 +57,15 @@ export const REDACTED_PATHS = [
 // Fastify's request fields in the log, with the URL's `?token=` (a credential) left out.
 const logSerializers = {
   // Anything else logged under `req` (not a request) is left out rather than serialised whole.
-  req: (req: FastifyRequest) => typeof req.url !== 'string' ? {} : ({
-    method: req.method,
-    url: withoutQueryToken(req.url),
-    host: req.host,
-    remoteAddress: req.ip,
-    remotePort: req.socket?.remotePort
-  })
+  req: (req: FastifyRequest) => typeof req.url !== 'string'
+    ? {}
+    : ({
+        method: req.method,
+        url: withoutQueryToken(req.url),
+        host: req.host,
+        remoteAddress: req.ip,
+        remotePort: req.socket?.remotePort
+      })
 }
 
 // Request bodies are validated as sent: no type coercion, unknown properties are an error.

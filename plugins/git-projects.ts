@@ -125,7 +125,6 @@ export function gitProjects (options: {
     return caches.open(openRemote(dispatcher, { provider: target.provider, repoPath: target.repoPath, maxBytes: options.maxResponseBytes, user: target.user }))
   }
 
-
   /**
    * Runs `fn` on the repository's cache under its locks (the branch's advisory lock too when
    * `branch` is given). A cache is only made once the provider has answered for the repository

@@ -87,7 +87,8 @@ export async function pushRef (repo: Remote, known: PushCapabilities, branch: st
     const result = await remote(repo, async () =>
       await postService(repo, 'git-receive-pack', receivePackRequest({ oldOid: expected, newOid, ref }, capabilities, packfile)))
     if (result.statusCode !== 200) {
-      throw remoteError(repo, new Errors.HttpError(result.statusCode, STATUS_CODES[result.statusCode] ?? '', '')) as HttpError
+      const refused = new Errors.HttpError(result.statusCode, STATUS_CODES[result.statusCode] ?? '', '')
+      throw remoteError(repo, refused) ?? refused
     }
     report = await remote(repo, async () => parseReceivePackResponse(result.data, capabilities.includes('side-band-64k')))
   } catch (err) {

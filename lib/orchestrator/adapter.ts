@@ -13,7 +13,7 @@ const fail = (reason: string): { ok: false, reason: string } => ({ ok: false, re
  */
 export function checkBaseUrl (value: string, field = 'baseUrl'): CheckResult<string> {
   if (value.length > MAX_BASE_URL_LENGTH) return fail(`${field} must be at most ${MAX_BASE_URL_LENGTH} characters`)
-  // eslint-disable-next-line no-control-regex
+
   if (/[\x00-\x20\x7f]/.test(value)) return fail(`${field} must not contain spaces or control characters`)
   if (value.includes('\\')) return fail(`${field} must not contain a backslash`)
   let url: URL
@@ -65,7 +65,6 @@ export function checkCaBundle (value: string, field = 'ca'): CheckResult<string>
   if (blocks.length === 0) return fail(`${field} must hold at least one PEM certificate (-----BEGIN CERTIFICATE-----)`)
   for (const [i, block] of blocks.entries()) {
     try {
-      // eslint-disable-next-line no-new
       new X509Certificate(block)
     } catch {
       return fail(`${field}: certificate ${i + 1} is not a valid X.509 certificate`)

@@ -11,7 +11,7 @@ const configurationManager: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/ismaintenance', {
     schema: {
       summary: 'Whether the current configuration-management bundle is a maintenance bundle',
-      description: `True when the bundle version's MAINTENANCE part (YEAR.FEATURE.MAINTENANCE) is above 0, ` +
+      description: 'True when the bundle version\'s MAINTENANCE part (YEAR.FEATURE.MAINTENANCE) is above 0, ' +
         'unless CONFIG_MANAGER_MAINTENANCE overrides it.',
       tags: ['configuration_manager'],
       response: { 200: Type.Boolean() }

@@ -13,7 +13,9 @@ for (const database of testDatabases) {
   t.test(`bodyless calls on ${database}`, async (t) => {
     const app = await buildTestApp(t, { database })
     const created = await injectWithin(app, {
-      method: 'POST', url: '/studio/component-groups', headers: json,
+      method: 'POST',
+      url: '/studio/component-groups',
+      headers: json,
       payload: JSON.stringify({ componentGroup: { name: 'bodyless', members: [], gbacRead: [] } })
     })
     t.equal(created.statusCode, 200)

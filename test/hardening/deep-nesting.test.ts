@@ -52,7 +52,9 @@ for (const database of testDatabases) {
     const app = await buildTestApp(t, { database })
     const meta = nested(FREE_FORM_MAX_DEPTH, [true, false])
     const created = await injectWithin(app, {
-      method: 'POST', url: '/studio/component-groups', headers,
+      method: 'POST',
+      url: '/studio/component-groups',
+      headers,
       payload: `{"componentGroup":{"name":"deepest","members":[],"gbacRead":[],"meta":${meta}}}`
     })
     t.equal(created.statusCode, 200, `${FREE_FORM_MAX_DEPTH} levels are accepted`)
@@ -60,12 +62,16 @@ for (const database of testDatabases) {
     const read = await injectWithin(app, { url: `/studio/component-groups/${id}`, headers })
     t.same((read.json() as { meta: unknown }).meta, JSON.parse(meta), 'and read back as sent')
     const deeper = await injectWithin(app, {
-      method: 'POST', url: '/studio/component-groups', headers,
+      method: 'POST',
+      url: '/studio/component-groups',
+      headers,
       payload: `{"componentGroup":{"name":"deeper","members":[],"gbacRead":[],"meta":${nested(FREE_FORM_MAX_DEPTH + 1, [true])}}}`
     })
     t.match(deeper.json(), { statusCode: 400, message: `body/componentGroup/meta must NOT be nested more than ${FREE_FORM_MAX_DEPTH} levels deep` })
     const big = await injectWithin(app, {
-      method: 'POST', url: '/studio/component-groups', headers,
+      method: 'POST',
+      url: '/studio/component-groups',
+      headers,
       payload: { componentGroup: { name: 'big', members: [], gbacRead: [], meta: { text: 'x'.repeat(70_000) } } }
     })
     t.match(big.json(), { statusCode: 400, message: /^body\/componentGroup\/meta must NOT be larger than 65536 bytes/ })

@@ -43,7 +43,9 @@ for (const database of testDatabases) {
     const before = await databaseDigest(app)
 
     const incident = await injectWithin(app, {
-      method: 'PUT', url: `/studio/component-groups/${id}`, headers,
+      method: 'PUT',
+      url: `/studio/component-groups/${id}`,
+      headers,
       payload: '{"update":{"name":"hostile","members":[],"gbacRead":["netops"],"gbacRead":[]}}'
     })
     t.match(incident.json(), { statusCode: 400, code: 'JSON_DUPLICATE_KEY', message: /^body\/update\/gbacRead / })

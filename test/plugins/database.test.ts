@@ -116,7 +116,9 @@ t.test('logs carry request ids and never credentials or passwords', async (t) =>
   const logs = captureLogs()
   const app = await buildTestApp(t, { env: { LOG_LEVEL: 'info' }, logStream: logs })
   await app.inject({
-    method: 'POST', url: '/users', headers: { authorization: adminAuth, 'x-request-id': 'req-123' },
+    method: 'POST',
+    url: '/users',
+    headers: { authorization: adminAuth, 'x-request-id': 'req-123' },
     payload: { username: 'ann', password: 'ann-secret-password' }
   })
   await app.inject({ url: '/users', headers: { authorization: basic('ann', 'wrong-secret-password') } })

@@ -59,7 +59,9 @@ t.test('passwords never reach the log', async (t) => {
 
   t.equal((await createAdapter(app, nsoAdapter('nso', nso))).statusCode, 200)
   const bad = await app.inject({
-    method: 'POST', url: '/orchestrator_manager/adapters', headers,
+    method: 'POST',
+    url: '/orchestrator_manager/adapters',
+    headers,
     payload: { id: 'bad', baseUrl: 'http://admin:Credential-In-Url@nso', username: 'admin', password: 'Bad-Adapter-Secret' }
   })
   t.equal(bad.statusCode, 400)
@@ -79,7 +81,7 @@ t.test('passwords never reach the log', async (t) => {
   const secrets = ['Upstream-Pa55-Secret', 'Credential-In-Url', 'Bad-Adapter-Secret', 'Changed-Pa55-Secret', ADMIN.password]
   for (const secret of secrets) {
     t.notOk(log.includes(secret), `${secret} is not in the log`)
-    t.notOk(log.includes(Buffer.from(`admin:${secret}`).toString('base64')), `nor as a Basic credential`)
+    t.notOk(log.includes(Buffer.from(`admin:${secret}`).toString('base64')), 'nor as a Basic credential')
   }
 })
 

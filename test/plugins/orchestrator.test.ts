@@ -174,7 +174,9 @@ t.test('the app closes its pools on shutdown', async (t) => {
   const app = await buildTestApp(t)
   await createAdapter(app, nsoAdapter('nso', nso))
   const relayed = await app.inject({
-    method: 'POST', url: '/orchestrator_manager/restQuery/nso', headers: { authorization: adminAuth },
+    method: 'POST',
+    url: '/orchestrator_manager/restQuery/nso',
+    headers: { authorization: adminAuth },
     payload: { params: { path: GET.path, accept: GET.accept } }
   })
   t.equal(relayed.statusCode, 200)
@@ -232,7 +234,9 @@ t.test('ORCHESTRATOR_POOL_IDLE_MS closes the pools of the app', async (t) => {
   const app = await buildTestApp(t, { env: { ORCHESTRATOR_POOL_IDLE_MS: '100' } })
   await createAdapter(app, nsoAdapter('nso', nso))
   const relay = async () => await app.inject({
-    method: 'POST', url: '/orchestrator_manager/restQuery/nso', headers: { authorization: adminAuth },
+    method: 'POST',
+    url: '/orchestrator_manager/restQuery/nso',
+    headers: { authorization: adminAuth },
     payload: { params: { path: GET.path, accept: GET.accept } }
   })
   t.equal((await relay()).statusCode, 200)

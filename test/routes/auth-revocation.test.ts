@@ -43,5 +43,4 @@ for (const database of testDatabases.filter((kind) => kind === 'postgres')) {
       if (change === 'user disabled') await one.inject({ method: 'PUT', url: '/users/mover', headers: { authorization: adminAuth }, payload: { disabled: false } })
     }
   })
-
 }

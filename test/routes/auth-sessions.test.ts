@@ -177,5 +177,4 @@ for (const database of testDatabases) {
       t.same(response.json(), { deleted: true })
     })
   })
-
 }

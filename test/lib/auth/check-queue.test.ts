@@ -3,7 +3,7 @@ import { CheckQueue, QueueFull } from '../../../lib/auth/check-queue.js'
 
 const deferred = () => {
   let resolve!: () => void
-  const promise = new Promise<void>((r) => { resolve = r })
+  const promise = new Promise<void>((_resolve) => { resolve = _resolve })
   return { promise, resolve }
 }
 

@@ -1,12 +1,12 @@
-import t from 'tap';
-import fc from 'fast-check';
-import git from 'isomorphic-git';
-import fs from 'node:fs';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
+import t from 'tap'
+import fc from 'fast-check'
+import git from 'isomorphic-git'
+import fs from 'node:fs'
+import { execFile } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { promisify } from 'node:util'
 import {
   branchRef,
   MAX_BRANCH_NAME_BYTES,
@@ -18,9 +18,9 @@ import {
   validateBranchName,
   validateProjectPath,
   validateRepoPath,
-} from '../../../lib/git/paths.js';
+} from '../../../lib/git/paths.js'
 
-const execFileAsync = promisify(execFile);
+const execFileAsync = promisify(execFile)
 
 t.test('projectPath: accepted and normalised', async (t) => {
   const good: Array<[string, string]> = [
@@ -43,15 +43,15 @@ t.test('projectPath: accepted and normalised', async (t) => {
     ['cafe\u0301.json', 'caf\u00e9.json'], // NFD becomes NFC
     // Exactly at the byte limit, every segment within NAME_MAX.
     [Array(5).fill('x'.repeat(204)).join('/'), Array(5).fill('x'.repeat(204)).join('/')],
-  ];
+  ]
   for (const [input, expected] of good) {
-    const r = validateProjectPath(input);
-    t.ok(r.ok, `accepts ${JSON.stringify(input.slice(0, 40))}`);
-    if (r.ok) t.equal(r.value, expected);
+    const r = validateProjectPath(input)
+    t.ok(r.ok, `accepts ${JSON.stringify(input.slice(0, 40))}`)
+    if (r.ok) t.equal(r.value, expected)
   }
-  const long = validateProjectPath('a/'.repeat(300) + 'b');
-  t.ok(long.ok, 'many short segments within the byte limit');
-});
+  const long = validateProjectPath('a/'.repeat(300) + 'b')
+  t.ok(long.ok, 'many short segments within the byte limit')
+})
 
 t.test('projectPath: rejected with a reason', async (t) => {
   const bad: Array<[string, RegExp]> = [
@@ -133,16 +133,16 @@ t.test('projectPath: rejected with a reason', async (t) => {
     ['.github/workflows/ci.yml', /'\.github'/],
     ['.GITHUB/x', /'\.github'/],
     ['.gitlab-ci.yml', /'\.gitlab-ci\.yml'/],
-  ];
+  ]
   for (const [input, reason] of bad) {
-    const r = validateProjectPath(input);
-    t.notOk(r.ok, `rejects ${JSON.stringify(input.slice(0, 40))}`);
+    const r = validateProjectPath(input)
+    t.notOk(r.ok, `rejects ${JSON.stringify(input.slice(0, 40))}`)
     if (!r.ok) {
-      t.match(r.reason, reason);
-      t.match(r.reason, /^projectPath /, 'reason names the field');
+      t.match(r.reason, reason)
+      t.match(r.reason, /^projectPath /, 'reason names the field')
     }
   }
-});
+})
 
 // Names where the CLI and this module must agree, checked against `git check-ref-format --branch`.
 const GOOD_BRANCHES = [
@@ -165,7 +165,7 @@ const GOOD_BRANCHES = [
   'ünïcode',
   '#1',
   'a'.repeat(MAX_BRANCH_NAME_BYTES),
-];
+]
 const BAD_BRANCHES: Array<[string, RegExp]> = [
   ['', /empty/],
   ['bad..name', /'\.\.'/],
@@ -201,7 +201,7 @@ const BAD_BRANCHES: Array<[string, RegExp]> = [
   ['.a', /start with '\.'/],
   ['a/.b', /start with '\.'/],
   ['.lock', /start with '\.'|\.lock/],
-];
+]
 // Refused here although git accepts them outside a repository: `@` alone means HEAD in revision
 // syntax, and a name longer than a filesystem name cannot be stored as a loose ref.
 const STRICTER_THAN_GIT: Array<[string, RegExp]> = [
@@ -212,57 +212,57 @@ const STRICTER_THAN_GIT: Array<[string, RegExp]> = [
   ['\ufeffmain', /invisible/],
   ['ma\u200bin', /invisible/],
   ['a'.repeat(MAX_BRANCH_NAME_BYTES + 1), /at most 255 bytes/],
-];
+]
 
 t.test('branchName: table', async (t) => {
   for (const name of GOOD_BRANCHES) {
-    const r = validateBranchName(name);
-    t.ok(r.ok, `accepts ${JSON.stringify(name.slice(0, 40))}`);
-    if (r.ok) t.equal(r.value, name);
+    const r = validateBranchName(name)
+    t.ok(r.ok, `accepts ${JSON.stringify(name.slice(0, 40))}`)
+    if (r.ok) t.equal(r.value, name)
   }
   for (const [name, reason] of [...BAD_BRANCHES, ...STRICTER_THAN_GIT]) {
-    const r = validateBranchName(name);
-    t.notOk(r.ok, `rejects ${JSON.stringify(name.slice(0, 40))}`);
+    const r = validateBranchName(name)
+    t.notOk(r.ok, `rejects ${JSON.stringify(name.slice(0, 40))}`)
     if (!r.ok) {
-      t.match(r.reason, reason);
-      t.match(r.reason, /^branchName /, 'reason names the field');
+      t.match(r.reason, reason)
+      t.match(r.reason, /^branchName /, 'reason names the field')
     }
   }
   // Not expressible in argv, so not cross-checked with git: a lone surrogate has no UTF-8 form.
-  const lone = validateBranchName('a\ud800');
-  t.same(lone, { ok: false, reason: 'branchName must be valid Unicode' });
-  t.equal(branchRef('feature/x'), 'refs/heads/feature/x');
-});
+  const lone = validateBranchName('a\ud800')
+  t.same(lone, { ok: false, reason: 'branchName must be valid Unicode' })
+  t.equal(branchRef('feature/x'), 'refs/heads/feature/x')
+})
 
 // Exit status of `git check-ref-format --branch`, run outside any repository so that `@{-1}`
 // and `@` are not expanded against a current branch.
-async function gitAcceptsBranch(cwd: string, name: string): Promise<boolean> {
+async function gitAcceptsBranch (cwd: string, name: string): Promise<boolean> {
   try {
     await execFileAsync('git', ['check-ref-format', '--branch', name], {
       cwd,
       env: { ...process.env, GIT_CEILING_DIRECTORIES: dirname(cwd) },
-    });
-    return true;
+    })
+    return true
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (code === 128 || code === 1) return false;
-    throw err;
+    const code = (err as { code?: unknown }).code
+    if (code === 128 || code === 1) return false
+    throw err
   }
 }
 
 t.test('branchName: agrees with git check-ref-format --branch', async (t) => {
-  const cwd = await mkdtemp(join(tmpdir(), 'refcheck-'));
-  t.teardown(() => rm(cwd, { recursive: true, force: true }));
+  const cwd = await mkdtemp(join(tmpdir(), 'refcheck-'))
+  t.teardown(() => rm(cwd, { recursive: true, force: true }))
   // NUL cannot be passed in argv; every other name goes to the real git.
-  const names = [...GOOD_BRANCHES, ...BAD_BRANCHES.map(([n]) => n)].filter((n) => !n.includes('\u0000'));
-  const verdicts = await Promise.all(names.map((n) => gitAcceptsBranch(cwd, n)));
+  const names = [...GOOD_BRANCHES, ...BAD_BRANCHES.map(([n]) => n)].filter((n) => !n.includes('\u0000'))
+  const verdicts = await Promise.all(names.map((n) => gitAcceptsBranch(cwd, n)))
   names.forEach((name, i) => {
-    t.equal(validateBranchName(name).ok, verdicts[i], `same verdict as git for ${JSON.stringify(name.slice(0, 40))}`);
-  });
+    t.equal(validateBranchName(name).ok, verdicts[i], `same verdict as git for ${JSON.stringify(name.slice(0, 40))}`)
+  })
   for (const [name] of STRICTER_THAN_GIT) {
-    t.ok(await gitAcceptsBranch(cwd, name), `git accepts ${JSON.stringify(name.slice(0, 20))}, refused here on purpose`);
+    t.ok(await gitAcceptsBranch(cwd, name), `git accepts ${JSON.stringify(name.slice(0, 20))}, refused here on purpose`)
   }
-});
+})
 
 t.test('repoPath', async (t) => {
   const good = [
@@ -273,11 +273,11 @@ t.test('repoPath', async (t) => {
     'repo.git',
     '...',
     'x'.repeat(MAX_REPO_PATH_LENGTH),
-  ];
+  ]
   for (const p of good) {
-    const r = validateRepoPath(p);
-    t.ok(r.ok, `accepts ${JSON.stringify(p.slice(0, 40))}`);
-    if (r.ok) t.equal(r.value, p);
+    const r = validateRepoPath(p)
+    t.ok(r.ok, `accepts ${JSON.stringify(p.slice(0, 40))}`)
+    if (r.ok) t.equal(r.value, p)
   }
   const bad: Array<[string, RegExp]> = [
     ['', /empty/],
@@ -298,113 +298,113 @@ t.test('repoPath', async (t) => {
     ['ünï', /letters, digits/],
     ['a\u0000b', /letters, digits/],
     ['x'.repeat(MAX_REPO_PATH_LENGTH + 1), /at most 512/],
-  ];
+  ]
   for (const [p, reason] of bad) {
-    const r = validateRepoPath(p);
-    t.notOk(r.ok, `rejects ${JSON.stringify(p.slice(0, 40))}`);
+    const r = validateRepoPath(p)
+    t.notOk(r.ok, `rejects ${JSON.stringify(p.slice(0, 40))}`)
     if (!r.ok) {
-      t.match(r.reason, reason);
-      t.match(r.reason, /^repoPath /, 'reason names the field');
+      t.match(r.reason, reason)
+      t.match(r.reason, /^repoPath /, 'reason names the field')
     }
   }
-});
+})
 
 t.test('repoRemoteUrl', async (t) => {
-  t.equal(repoRemoteUrl('https://git.example.com', 'netops/automation'), 'https://git.example.com/netops/automation.git');
-  t.equal(repoRemoteUrl('https://git.example.com/base//', 'a/b/c'), 'https://git.example.com/base/a/b/c.git');
-  t.equal(repoRemoteUrl('http://127.0.0.1:1234', 'repo.git'), 'http://127.0.0.1:1234/repo.git.git');
-});
+  t.equal(repoRemoteUrl('https://git.example.com', 'netops/automation'), 'https://git.example.com/netops/automation.git')
+  t.equal(repoRemoteUrl('https://git.example.com/base//', 'a/b/c'), 'https://git.example.com/base/a/b/c.git')
+  t.equal(repoRemoteUrl('http://127.0.0.1:1234', 'repo.git'), 'http://127.0.0.1:1234/repo.git.git')
+})
 
 t.test('cacheDirName: flat, distinct, never past a file name', async (t) => {
-  t.equal(cacheDirName('netops/automation'), 'netops%2Fautomation.git');
-  t.equal(cacheDirName('a.git/b'), 'a.git%2Fb.git', 'never nested inside the cache of a.git');
-  t.notOk(validateRepoPath('a%2Fb').ok, "no valid repoPath holds '%': the mapping is one-to-one");
-  const long = ['a'.repeat(200), 'b'.repeat(200), 'c'.repeat(100)].join('/');
-  const other = ['a'.repeat(200), 'b'.repeat(200), 'd'.repeat(100)].join('/');
-  t.ok(validateRepoPath(long).ok);
-  t.ok(cacheDirName(long).length <= 255, 'within NAME_MAX');
-  t.match(cacheDirName(long), /^a{160}~[0-9a-f]{32}\.git$/);
-  t.not(cacheDirName(long), cacheDirName(other), 'the digest tells long paths apart');
-  t.equal(cacheDirName('x'.repeat(200)), `${'x'.repeat(200)}.git`);
-});
+  t.equal(cacheDirName('netops/automation'), 'netops%2Fautomation.git')
+  t.equal(cacheDirName('a.git/b'), 'a.git%2Fb.git', 'never nested inside the cache of a.git')
+  t.notOk(validateRepoPath('a%2Fb').ok, "no valid repoPath holds '%': the mapping is one-to-one")
+  const long = ['a'.repeat(200), 'b'.repeat(200), 'c'.repeat(100)].join('/')
+  const other = ['a'.repeat(200), 'b'.repeat(200), 'd'.repeat(100)].join('/')
+  t.ok(validateRepoPath(long).ok)
+  t.ok(cacheDirName(long).length <= 255, 'within NAME_MAX')
+  t.match(cacheDirName(long), /^a{160}~[0-9a-f]{32}\.git$/)
+  t.not(cacheDirName(long), cacheDirName(other), 'the digest tells long paths apart')
+  t.equal(cacheDirName('x'.repeat(200)), `${'x'.repeat(200)}.git`)
+})
 
 t.test('projectPath: special paths only where an operator allows them', async (t) => {
-  const allowed = parseAllowedSpecialPaths(' .github/ , .gitmodules');
-  t.ok(allowed.ok);
-  if (!allowed.ok) return;
-  t.same([...allowed.value].sort(), ['.github', '.gitmodules']);
-  t.same(validateProjectPath('.github/workflows/ci.yml', { allowedSpecialPaths: allowed.value }), { ok: true, value: '.github/workflows/ci.yml' });
-  t.same(validateProjectPath('.gitmodules', { allowedSpecialPaths: allowed.value }), { ok: true, value: '.gitmodules' });
-  t.notOk(validateProjectPath('.gitlab-ci.yml', { allowedSpecialPaths: allowed.value }).ok, 'one allowed name does not allow another');
-  t.notOk(validateProjectPath('.git/config', { allowedSpecialPaths: allowed.value }).ok, '.git never');
-  t.same(parseAllowedSpecialPaths(undefined), { ok: true, value: new Set() });
-  const bad = parseAllowedSpecialPaths('.github,.git');
-  t.notOk(bad.ok);
-  if (!bad.ok) t.match(bad.reason, /GIT_ALLOWED_SPECIAL_PATHS may only name .* \(got "\.git"\)/);
-});
+  const allowed = parseAllowedSpecialPaths(' .github/ , .gitmodules')
+  t.ok(allowed.ok)
+  if (!allowed.ok) return
+  t.same([...allowed.value].sort(), ['.github', '.gitmodules'])
+  t.same(validateProjectPath('.github/workflows/ci.yml', { allowedSpecialPaths: allowed.value }), { ok: true, value: '.github/workflows/ci.yml' })
+  t.same(validateProjectPath('.gitmodules', { allowedSpecialPaths: allowed.value }), { ok: true, value: '.gitmodules' })
+  t.notOk(validateProjectPath('.gitlab-ci.yml', { allowedSpecialPaths: allowed.value }).ok, 'one allowed name does not allow another')
+  t.notOk(validateProjectPath('.git/config', { allowedSpecialPaths: allowed.value }).ok, '.git never')
+  t.same(parseAllowedSpecialPaths(undefined), { ok: true, value: new Set() })
+  const bad = parseAllowedSpecialPaths('.github,.git')
+  t.notOk(bad.ok)
+  if (!bad.ok) t.match(bad.reason, /GIT_ALLOWED_SPECIAL_PATHS may only name .* \(got "\.git"\)/)
+})
 
 // Pieces of the names that alias `.git` somewhere: case, NTFS short names and streams, trailing dots
 // and spaces, HFS+-ignored and bidirectional characters, Windows device names and characters.
 const RISKY_PIECES = ['.git', 'git', '.GIT', 'Git', '~1', '~9', '.', '..', ' ', ':', '::$INDEX_ALLOCATION', ':$DATA',
   '\u200c', '\u200d', '\u200e', '\ufeff', '\u202e', '\u206a', '\u2066', 'modules', '.gitmodules', 'gi7eba', 'CON', 'nul',
-  'a', 'b.json', '\\', '<', '|', '*', 'hooks', '\u00e9', 'e\u0301'];
-const riskySegment = fc.array(fc.constantFrom(...RISKY_PIECES), { minLength: 1, maxLength: 4 }).map((p) => p.join(''));
-export const riskyPath = fc.array(riskySegment, { minLength: 1, maxLength: 3 }).map((s) => s.join('/'));
+  'a', 'b.json', '\\', '<', '|', '*', 'hooks', '\u00e9', 'e\u0301']
+const riskySegment = fc.array(fc.constantFrom(...RISKY_PIECES), { minLength: 1, maxLength: 4 }).map((p) => p.join(''))
+export const riskyPath = fc.array(riskySegment, { minLength: 1, maxLength: 3 }).map((s) => s.join('/'))
 
 t.test('projectPath: refuses every path git itself refuses (verify_path with protectNTFS and protectHFS)', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'verify-path-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  await execFileAsync('git', ['init', '-q', '--bare', dir]);
-  let index = 0;
+  const dir = await mkdtemp(join(tmpdir(), 'verify-path-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  await execFileAsync('git', ['init', '-q', '--bare', dir])
+  let index = 0
   const gitAcceptsPath = async (path: string): Promise<boolean> => {
     try {
       await execFileAsync('git', ['-c', 'core.protectNTFS=true', '-c', 'core.protectHFS=true', '--git-dir', dir,
         'update-index', '--add', '--cacheinfo', `100644,e69de29bb2d1d6434b8b29ae775ad8c2e48c5391,${path}`],
-      { env: { ...process.env, GIT_INDEX_FILE: join(dir, `index-${index++}`) } });
-      return true;
+      { env: { ...process.env, GIT_INDEX_FILE: join(dir, `index-${index++}`) } })
+      return true
     } catch {
-      return false;
+      return false
     }
-  };
-  let refusedByGit = 0;
+  }
+  let refusedByGit = 0
   await fc.assert(fc.asyncProperty(riskyPath, async (path) => {
-    if (path.includes('\u0000')) return true;
+    if (path.includes('\u0000')) return true
     if (!(await gitAcceptsPath(path))) {
-      refusedByGit++;
-      return !validateProjectPath(path).ok;
+      refusedByGit++
+      return !validateProjectPath(path).ok
     }
-    return true;
-  }), { numRuns: 150 });
-  t.ok(refusedByGit > 0, `git refused ${refusedByGit} of the generated paths, each refused here too`);
-});
+    return true
+  }), { numRuns: 150 })
+  t.ok(refusedByGit > 0, `git refused ${refusedByGit} of the generated paths, each refused here too`)
+})
 
 t.test('projectPath: every accepted path is one isomorphic-git reads back from a tree', async (t) => {
-  const gitdir = await mkdtemp(join(tmpdir(), 'tree-read-'));
-  t.teardown(() => rm(gitdir, { recursive: true, force: true }));
-  await git.init({ fs, gitdir, bare: true });
-  const blob = await git.writeBlob({ fs, gitdir, blob: new Uint8Array() });
-  let accepted = 0;
+  const gitdir = await mkdtemp(join(tmpdir(), 'tree-read-'))
+  t.teardown(() => rm(gitdir, { recursive: true, force: true }))
+  await git.init({ fs, gitdir, bare: true })
+  const blob = await git.writeBlob({ fs, gitdir, blob: new Uint8Array() })
+  let accepted = 0
   await fc.assert(fc.asyncProperty(riskyPath, async (path) => {
-    const r = validateProjectPath(path);
-    if (!r.ok) return true;
-    accepted++;
+    const r = validateProjectPath(path)
+    if (!r.ok) return true
+    accepted++
     for (const segment of r.value.split('/')) {
-      const oid = await git.writeTree({ fs, gitdir, tree: [{ mode: '100644', path: segment, oid: blob, type: 'blob' }] });
-      const { tree } = await git.readTree({ fs, gitdir, oid });
-      if (tree[0]?.path !== segment) return false;
+      const oid = await git.writeTree({ fs, gitdir, tree: [{ mode: '100644', path: segment, oid: blob, type: 'blob' }] })
+      const { tree } = await git.readTree({ fs, gitdir, oid })
+      if (tree[0]?.path !== segment) return false
     }
-    return true;
-  }), { numRuns: 300 });
-  t.ok(accepted > 0, `${accepted} generated paths were accepted and read back`);
-});
+    return true
+  }), { numRuns: 300 })
+  t.ok(accepted > 0, `${accepted} generated paths were accepted and read back`)
+})
 
 t.test('branchName: invisible characters and refs/ refused wherever they are', async (t) => {
-  const invisible = fc.constantFrom('\u200b', '\u200c', '\u200d', '\u200e', '\u200f', '\u202a', '\u202e', '\u2066', '\u2069', '\ufeff', '\u061c');
-  const plain = fc.stringMatching(/^[a-z0-9][a-z0-9/-]{0,10}[a-z0-9]$/).filter((s) => !s.includes('//'));
+  const invisible = fc.constantFrom('\u200b', '\u200c', '\u200d', '\u200e', '\u200f', '\u202a', '\u202e', '\u2066', '\u2069', '\ufeff', '\u061c')
+  const plain = fc.stringMatching(/^[a-z0-9][a-z0-9/-]{0,10}[a-z0-9]$/).filter((s) => !s.includes('//'))
   fc.assert(fc.property(plain, invisible, plain, (a, c, b) => {
-    const r = validateBranchName(`${a}${c}${b}`);
-    return !r.ok && /invisible/.test(r.reason);
-  }), { numRuns: 200 });
-  fc.assert(fc.property(plain, (a) => !validateBranchName(`refs/${a}`).ok));
-  t.pass('property held');
-});
+    const r = validateBranchName(`${a}${c}${b}`)
+    return !r.ok && /invisible/.test(r.reason)
+  }), { numRuns: 200 })
+  fc.assert(fc.property(plain, (a) => !validateBranchName(`refs/${a}`).ok))
+  t.pass('property held')
+})

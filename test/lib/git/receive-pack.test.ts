@@ -34,7 +34,7 @@ t.test('the request: one command with capabilities, a flush, then the pack', asy
 })
 
 t.test('the report, with side-band: status in band 1, messages in band 2', async (t) => {
-  const status = Buffer.concat([pktLine('unpack ok\n'), pktLine(`ok refs/heads/main\n`), Buffer.from(FLUSH)])
+  const status = Buffer.concat([pktLine('unpack ok\n'), pktLine('ok refs/heads/main\n'), Buffer.from(FLUSH)])
   const ok = parseReceivePackResponse(Buffer.concat([band(1, status), Buffer.from(FLUSH)]), true)
   t.same(ok, { unpack: 'ok', refs: new Map([['refs/heads/main', { ok: true }]]), messages: [] })
 
@@ -60,7 +60,7 @@ t.test('the report, with side-band: status in band 1, messages in band 2', async
 })
 
 t.test('the report without side-band', async (t) => {
-  const body = Buffer.concat([pktLine('unpack ok\n'), pktLine(`ok refs/heads/a\n`), pktLine(`ng refs/heads/b stale info\n`), Buffer.from(FLUSH)])
+  const body = Buffer.concat([pktLine('unpack ok\n'), pktLine('ok refs/heads/a\n'), pktLine('ng refs/heads/b stale info\n'), Buffer.from(FLUSH)])
   t.same(parseReceivePackResponse(body, false), {
     unpack: 'ok',
     refs: new Map([['refs/heads/a', { ok: true }], ['refs/heads/b', { ok: false, reason: 'stale info' }]]),
@@ -68,4 +68,3 @@ t.test('the report without side-band', async (t) => {
   })
   t.equal(B.length, 40)
 })
-

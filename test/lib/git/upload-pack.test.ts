@@ -20,7 +20,7 @@ t.test('the request: want with capabilities, boundary and depth, a flush, haves,
 })
 
 t.test('capabilities: only what the server offers; the narrow side band when the wide one is not', async (t) => {
-  t.same(fetchCapabilities({ 'side-band-64k': true, 'side-band': true, 'ofs-delta': true, 'no-progress': true, shallow: true, 'multi_ack': true }, 'me/1', true),
+  t.same(fetchCapabilities({ 'side-band-64k': true, 'side-band': true, 'ofs-delta': true, 'no-progress': true, shallow: true, multi_ack: true }, 'me/1', true),
     ['side-band-64k', 'ofs-delta', 'no-progress', 'shallow', 'agent=me/1'])
   t.same(fetchCapabilities({ 'side-band': true, shallow: true }, 'me/1', false), ['side-band', 'agent=me/1'])
   t.same(fetchCapabilities({}, 'me/1', true), ['agent=me/1'])

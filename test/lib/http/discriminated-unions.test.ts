@@ -69,7 +69,13 @@ t.test('a component group is serialised the same from either schema', async (t) 
   const fromUnion = compile({ ...route, schema: ComponentGroup })
   const fromRewritten = compile({ ...route, schema: withDiscriminatedUnions(ComponentGroup) })
   const doc = {
-    _id: '5f1c00000000000000000001', name: 'core', description: '', version: 2, gbacRead: [], gbacWrite: [], meta: { a: 1 },
+    _id: '5f1c00000000000000000001',
+    name: 'core',
+    description: '',
+    version: 2,
+    gbacRead: [],
+    gbacWrite: [],
+    meta: { a: 1 },
     members: [{ path: ['a', 'b'], type: 'folder' }, { path: '/a/b', type: 'component', sourceCollection: 's', ref: 'r' }]
   }
   t.equal(fromRewritten(doc), fromUnion(doc))

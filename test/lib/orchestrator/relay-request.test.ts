@@ -1,4 +1,4 @@
-import t from 'tap';
+import t from 'tap'
 import {
   checkActionParams,
   checkMediaType,
@@ -9,11 +9,11 @@ import {
   MAX_MEDIA_TYPE_LENGTH,
   MAX_RELAY_PATH_LENGTH,
   normaliseRelayMethod,
-} from '../../../lib/orchestrator/relay-request.js';
+} from '../../../lib/orchestrator/relay-request.js'
 
 // Test names go into TAP output line by line, so raw U+2028 and friends must not reach it.
 const show = (v: unknown): string =>
-  (JSON.stringify(v) ?? String(v)).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  (JSON.stringify(v) ?? String(v)).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 
 t.test('checkRelayPath accepts orchestrator paths unchanged', async (t) => {
   const good = [
@@ -35,11 +35,11 @@ t.test('checkRelayPath accepts orchestrator paths unchanged', async (t) => {
     '/http:/not-a-scheme-here',
     '/a?redirect=http://elsewhere/x/../y',
     '/' + 'a'.repeat(MAX_RELAY_PATH_LENGTH - 1),
-  ];
+  ]
   for (const path of good) {
-    t.same(checkRelayPath(path), { ok: true, value: path }, show(path));
+    t.same(checkRelayPath(path), { ok: true, value: path }, show(path))
   }
-});
+})
 
 t.test('checkRelayPath rejects attacks and malformed paths', async (t) => {
   // [input, substring expected in the reason]
@@ -106,20 +106,20 @@ t.test('checkRelayPath rejects attacks and malformed paths', async (t) => {
     [undefined, 'must be a string'],
     [42, 'must be a string'],
     [['/x'], 'must be a string'],
-  ];
+  ]
   for (const [path, expected] of bad) {
-    const result = checkRelayPath(path);
-    t.equal(result.ok, false, `rejects ${show(path)}`);
+    const result = checkRelayPath(path)
+    t.equal(result.ok, false, `rejects ${show(path)}`)
     if (!result.ok) {
-      t.ok(result.reason.startsWith('params.path '), `reason names the field: ${result.reason}`);
-      t.ok(result.reason.includes(expected), `${show(path)}: "${result.reason}" mentions "${expected}"`);
+      t.ok(result.reason.startsWith('params.path '), `reason names the field: ${result.reason}`)
+      t.ok(result.reason.includes(expected), `${show(path)}: "${result.reason}" mentions "${expected}"`)
     }
   }
-});
+})
 
 t.test('checkRelayPath names the given field', async (t) => {
-  t.same(checkRelayPath('x', 'path'), { ok: false, reason: "path must start with '/'" });
-});
+  t.same(checkRelayPath('x', 'path'), { ok: false, reason: "path must start with '/'" })
+})
 
 t.test('checkMediaType accepts media types the orchestrator uses', async (t) => {
   const good = [
@@ -137,11 +137,11 @@ t.test('checkMediaType accepts media types the orchestrator uses', async (t) => 
     'multipart/form-data; boundary="a \\"b\\" c"',
     '*/*',
     'application/*',
-  ];
+  ]
   for (const value of good) {
-    t.same(checkMediaType(value, 'params.accept'), { ok: true, value }, value);
+    t.same(checkMediaType(value, 'params.accept'), { ok: true, value }, value)
   }
-});
+})
 
 t.test('checkMediaType rejects header injection and malformed types', async (t) => {
   const bad: Array<[unknown, string]> = [
@@ -171,16 +171,16 @@ t.test('checkMediaType rejects header injection and malformed types', async (t) 
     ['application/' + 'x'.repeat(MAX_MEDIA_TYPE_LENGTH), `at most ${MAX_MEDIA_TYPE_LENGTH}`],
     [undefined, 'must be a string'],
     [7, 'must be a string'],
-  ];
+  ]
   for (const [value, expected] of bad) {
-    const result = checkMediaType(value, 'params.contentType');
-    t.equal(result.ok, false, `rejects ${show(value)}`);
+    const result = checkMediaType(value, 'params.contentType')
+    t.equal(result.ok, false, `rejects ${show(value)}`)
     if (!result.ok) {
-      t.ok(result.reason.startsWith('params.contentType '), `reason names the field: ${result.reason}`);
-      t.ok(result.reason.includes(expected), `${show(value)}: "${result.reason}" mentions "${expected}"`);
+      t.ok(result.reason.startsWith('params.contentType '), `reason names the field: ${result.reason}`)
+      t.ok(result.reason.includes(expected), `${show(value)}: "${result.reason}" mentions "${expected}"`)
     }
   }
-});
+})
 
 t.test('normaliseRelayMethod', async (t) => {
   const good: Array<[unknown, string]> = [
@@ -192,21 +192,21 @@ t.test('normaliseRelayMethod', async (t) => {
     ['put', 'PUT'],
     ['pAtCh', 'PATCH'],
     ['delete', 'DELETE'],
-  ];
+  ]
   for (const [input, expected] of good) {
-    t.same(normaliseRelayMethod(input), { ok: true, value: expected }, `${String(input)} -> ${expected}`);
+    t.same(normaliseRelayMethod(input), { ok: true, value: expected }, `${String(input)} -> ${expected}`)
   }
-  const bad: unknown[] = ['', 'HEAD', 'OPTIONS', 'TRACE', 'CONNECT', 'GET ', 'GET\r\n', 'G3T', 5, {}];
+  const bad: unknown[] = ['', 'HEAD', 'OPTIONS', 'TRACE', 'CONNECT', 'GET ', 'GET\r\n', 'G3T', 5, {}]
   for (const input of bad) {
-    const result = normaliseRelayMethod(input);
-    t.equal(result.ok, false, `rejects ${show(input)}`);
-    if (!result.ok) t.ok(result.reason.startsWith('params.method must'), result.reason);
+    const result = normaliseRelayMethod(input)
+    t.equal(result.ok, false, `rejects ${show(input)}`)
+    if (!result.ok) t.ok(result.reason.startsWith('params.method must'), result.reason)
   }
   t.same(normaliseRelayMethod('HEAD'), {
     ok: false,
     reason: 'params.method must be one of GET, POST, PUT, PATCH, DELETE',
-  });
-});
+  })
+})
 
 t.test('isJsonMediaType', async (t) => {
   const table: Array<[string | undefined, boolean]> = [
@@ -229,11 +229,11 @@ t.test('isJsonMediaType', async (t) => {
     ['json', false],
     ['', false],
     [undefined, false],
-  ];
+  ]
   for (const [header, expected] of table) {
-    t.equal(isJsonMediaType(header), expected, `${String(header)} -> ${expected}`);
+    t.equal(isJsonMediaType(header), expected, `${String(header)} -> ${expected}`)
   }
-});
+})
 
 t.test('checkActionParams', async (t) => {
   t.same(
@@ -247,8 +247,8 @@ t.test('checkActionParams', async (t) => {
         contentType: 'application/vnd.yang.data+json',
       },
     },
-    'method defaults to POST, contentType to accept',
-  );
+    'method defaults to POST, contentType to accept'
+  )
   t.same(
     checkActionParams({
       path: '/restconf/data/tailf-ncs:devices',
@@ -264,53 +264,53 @@ t.test('checkActionParams', async (t) => {
         method: 'PUT',
         contentType: 'application/yang-data+json; charset=utf-8',
       },
-    },
-  );
+    }
+  )
   const bad: Array<[Parameters<typeof checkActionParams>[0], string]> = [
     [{ path: '//evil/x', accept: 'application/json' }, 'params.path '],
     [{ path: '/x', accept: 'application/json\r\nX: 1' }, 'params.accept '],
     [{ path: '/x', accept: 'application/json', method: 'TRACE' }, 'params.method '],
     [{ path: '/x', accept: 'application/json', contentType: 'text' }, 'params.contentType '],
     [{ path: '/x', accept: undefined }, 'params.accept '],
-  ];
+  ]
   for (const [params, field] of bad) {
-    const result = checkActionParams(params);
-    t.equal(result.ok, false, show(params));
-    if (!result.ok) t.ok(result.reason.startsWith(field), result.reason);
+    const result = checkActionParams(params)
+    t.equal(result.ok, false, show(params))
+    if (!result.ok) t.ok(result.reason.startsWith(field), result.reason)
   }
-});
+})
 
 t.test('checkQueryParams', async (t) => {
   t.same(checkQueryParams({ path: '/restconf/data/tailf-ncs:devices?depth=2', accept: 'application/yang-data+json' }), {
     ok: true,
     value: { path: '/restconf/data/tailf-ncs:devices?depth=2', accept: 'application/yang-data+json' },
-  });
-  const badPath = checkQueryParams({ path: '/a/%2e%2e/b', accept: 'application/yang-data+json' });
-  t.equal(badPath.ok, false);
-  if (!badPath.ok) t.match(badPath.reason, /^params\.path /);
-  const badAccept = checkQueryParams({ path: '/x', accept: '' });
-  t.equal(badAccept.ok, false);
-  if (!badAccept.ok) t.match(badAccept.reason, /^params\.accept /);
-});
+  })
+  const badPath = checkQueryParams({ path: '/a/%2e%2e/b', accept: 'application/yang-data+json' })
+  t.equal(badPath.ok, false)
+  if (!badPath.ok) t.match(badPath.reason, /^params\.path /)
+  const badAccept = checkQueryParams({ path: '/x', accept: '' })
+  t.equal(badAccept.ok, false)
+  if (!badAccept.ok) t.match(badAccept.reason, /^params\.accept /)
+})
 
 t.test('an action body goes up with a JSON Content-Type only; GET and DELETE send none', async (t) => {
   for (const type of ['application/json', 'application/yang-data+json', 'application/vnd.yang.data+json; charset=utf-8', 'Application/JSON']) {
-    t.equal(isJsonBodyMediaType(type), true, type);
+    t.equal(isJsonBodyMediaType(type), true, type)
   }
   for (const type of ['*/*', 'application/*', 'text/json', 'application/yang-data+xml', 'text/plain', 'application/jsonx', 'application/+json']) {
-    t.equal(isJsonBodyMediaType(type), false, type);
+    t.equal(isJsonBodyMediaType(type), false, type)
   }
-  const defaulted = checkActionParams({ path: '/x', accept: '*/*' });
-  t.equal(defaulted.ok, false, 'accept */* would become the Content-Type');
-  if (!defaulted.ok) t.match(defaulted.reason, /^params\.contentType is needed: it defaults to params\.accept/);
-  const xml = checkActionParams({ path: '/x', accept: 'application/yang-data+json', contentType: 'application/yang-data+xml' });
-  t.equal(xml.ok, false);
-  if (!xml.ok) t.match(xml.reason, /^params\.contentType must be a JSON media type/);
-  const explicit = checkActionParams({ path: '/x', accept: '*/*', contentType: 'application/yang-data+json' });
-  t.same(explicit.ok ? explicit.value.contentType : undefined, 'application/yang-data+json', 'any accept with a JSON contentType');
+  const defaulted = checkActionParams({ path: '/x', accept: '*/*' })
+  t.equal(defaulted.ok, false, 'accept */* would become the Content-Type')
+  if (!defaulted.ok) t.match(defaulted.reason, /^params\.contentType is needed: it defaults to params\.accept/)
+  const xml = checkActionParams({ path: '/x', accept: 'application/yang-data+json', contentType: 'application/yang-data+xml' })
+  t.equal(xml.ok, false)
+  if (!xml.ok) t.match(xml.reason, /^params\.contentType must be a JSON media type/)
+  const explicit = checkActionParams({ path: '/x', accept: '*/*', contentType: 'application/yang-data+json' })
+  t.same(explicit.ok ? explicit.value.contentType : undefined, 'application/yang-data+json', 'any accept with a JSON contentType')
   for (const method of ['GET', 'delete']) {
-    const bodyless = checkActionParams({ path: '/x', accept: '*/*', method });
-    t.equal(bodyless.ok, true, `${method}: no body, no Content-Type to check`);
-    t.equal(bodyless.ok ? bodyless.value.contentType : 'x', undefined, `${method}: none sent`);
+    const bodyless = checkActionParams({ path: '/x', accept: '*/*', method })
+    t.equal(bodyless.ok, true, `${method}: no body, no Content-Type to check`)
+    t.equal(bodyless.ok ? bodyless.value.contentType : 'x', undefined, `${method}: none sent`)
   }
-});
+})

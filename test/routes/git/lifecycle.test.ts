@@ -449,4 +449,3 @@ t.test('everything is in the OpenAPI document', async (t) => {
   t.ok(paths['/git/{gitType}/repos']?.post, 'create repository (501)')
   t.same(Object.keys(paths['/users/{username}/git-credentials/{gitType}'] ?? {}).sort(), ['delete', 'put'])
 })
-

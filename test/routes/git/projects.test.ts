@@ -73,21 +73,21 @@ async function racingProvider (t: Test, beforePush: () => Promise<'forward' | nu
     req.on('end', () => {
       void (async () => {
         try {
-        const action = req.method === 'POST' && req.url?.endsWith('/git-receive-pack') === true ? await beforePush() : 'forward'
-        if (action !== 'forward') {
-          res.writeHead(action, { 'content-type': 'text/plain' }).end('refused by the proxy')
-          return
-        }
-        const headers: Record<string, string> = {}
-        for (const name of ['authorization', 'content-type', 'accept', 'user-agent', 'content-encoding', 'git-protocol']) {
-          const value = req.headers[name]
-          if (typeof value === 'string') headers[name] = value
-        }
-        const upstream = await fetch(`${server.url}${req.url ?? '/'}`, {
-          method: req.method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined
-        })
-        res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream' })
-        res.end(Buffer.from(await upstream.arrayBuffer()))
+          const action = req.method === 'POST' && req.url?.endsWith('/git-receive-pack') === true ? await beforePush() : 'forward'
+          if (action !== 'forward') {
+            res.writeHead(action, { 'content-type': 'text/plain' }).end('refused by the proxy')
+            return
+          }
+          const headers: Record<string, string> = {}
+          for (const name of ['authorization', 'content-type', 'accept', 'user-agent', 'content-encoding', 'git-protocol']) {
+            const value = req.headers[name]
+            if (typeof value === 'string') headers[name] = value
+          }
+          const upstream = await fetch(`${server.url}${req.url ?? '/'}`, {
+            method: req.method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined
+          })
+          res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream' })
+          res.end(Buffer.from(await upstream.arrayBuffer()))
         } catch (err) {
           res.writeHead(500).end(String(err))
         }
@@ -620,7 +620,7 @@ for (const database of testDatabases) {
     t.same(responses.map((r) => r.statusCode), Array(8).fill(200), responses.map((r) => r.body).join('\n'))
     t.equal(Number(await git(repo, 'rev-list', '--count', 'main')), before + 8, 'all 8 commits are on the branch')
     t.equal(await git(repo, 'rev-list', '--count', '--min-parents=2', 'main'), '0', 'no merges')
-    const parents = (await git(repo, 'log', '--format=%P', `-8`, 'main')).split('\n')
+    const parents = (await git(repo, 'log', '--format=%P', '-8', 'main')).split('\n')
     t.ok(parents.every((p) => /^[0-9a-f]{40}$/.test(p)), 'each commit has exactly one parent')
     const files = (await git(repo, 'ls-tree', '--name-only', 'main', 'projects/')).split('\n')
     t.same(files.sort(), Array.from({ length: 8 }, (_, i) => `projects/p-${i}.json`).sort())

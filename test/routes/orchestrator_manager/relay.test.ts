@@ -59,7 +59,7 @@ for (const database of testDatabases) {
     })
 
     t.test('a document of many chunks arrives whole', async (t) => {
-      const devices = (nso.data['tailf-ncs:devices'] as { device: unknown[] })
+      const devices = nso.data['tailf-ncs:devices'] as { device: unknown[] }
       devices.device = Array.from({ length: 3000 }, (_, i) => ({ name: `pe${i}`, address: `10.9.${i >> 8}.${i & 255}`, port: 22 }))
       const path = '/restconf/data/tailf-ncs:devices/device'
       const response = await query(app, 'nso', { path, accept: YANG_JSON })

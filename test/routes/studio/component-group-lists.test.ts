@@ -187,7 +187,12 @@ for (const database of testDatabases) {
       const adapters = await app.inject({ url: '/orchestrator_manager/adapters?starts-with=nso&exclude=ca,createdAt,updatedAt&limit=1', headers: { authorization: adminAuth } })
       t.same(adapters.json(), {
         items: [{ id: 'nso-a', baseUrl: 'https://nso-a.example.net', username: 'u', timeoutMs: 30000, rejectUnauthorized: true }],
-        count: 1, skip: 0, limit: 1, total: 2, next: 1, previous: null
+        count: 1,
+        skip: 0,
+        limit: 1,
+        total: 2,
+        next: 1,
+        previous: null
       })
       const byUrl = await app.inject({ url: '/orchestrator_manager/adapters?contains=LAB-C.example&containsField=baseUrl&include=id', headers: { authorization: adminAuth } })
       t.same(byUrl.json().items, [{ id: 'lab-c' }])

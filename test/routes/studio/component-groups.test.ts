@@ -474,7 +474,7 @@ if (testDatabases.includes('postgres')) {
     await other.connect()
     t.teardown(async () => { await other.end() })
     await other.query('BEGIN')
-    await other.query(`INSERT INTO component_groups (id, name, doc) VALUES ('aaaaaaaaaaaaaaaaaaaaaaaa', 'Contested', '{"description":"","members":[],"meta":{}}')`)
+    await other.query('INSERT INTO component_groups (id, name, doc) VALUES (\'aaaaaaaaaaaaaaaaaaaaaaaa\', \'Contested\', \'{"description":"","members":[],"meta":{}}\')')
     const importing = app.inject({ method: 'POST', url: `${BASE}/import`, headers: { authorization: adminAuth }, payload: { componentGroups: [{ name: 'Contested', gbacRead: [], members: [] }] } })
     // Wait until the import's insert waits on the uncommitted row, then commit it.
     for (let i = 0; i < 500; i++) {

@@ -1,5 +1,5 @@
-import { ConfigError, loadConfig } from './plugins/config.js'
-import { migrate, openDatabase } from './plugins/database.js'
+import { ConfigError, loadConfig } from './plugins/core/config.js'
+import { migrate, openDatabase } from './plugins/database/index.js'
 
 // Applies pending migrations and exits; the service also does this at every start.
 try {

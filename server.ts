@@ -1,6 +1,6 @@
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
-import { ConfigError, loadConfig } from './plugins/config.js'
+import { ConfigError, loadConfig } from './plugins/core/config.js'
 
 let config
 try {
@@ -12,7 +12,7 @@ try {
 }
 
 // Every file the service creates (embedded database, Git cache, key file) is its user's alone;
-// what an earlier start left is repaired at start (plugins/data-dir.ts).
+// what an earlier start left is repaired at start (plugins/core/data-dir.ts).
 process.umask(0o077)
 
 const app = await buildApp(config)

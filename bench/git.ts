@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import os from 'node:os'
 import path from 'node:path'
-import { indexPack } from '../lib/git/pack-index.js'
+import { indexPack } from '../lib/git/protocol/pack-index.js'
 import { gitCli, startGitServer, type GitServer } from '../test/fixtures/git-server.js'
 import { median, report, startServer } from './measure.js'
 
@@ -317,7 +317,7 @@ async function timedWithLoop (fn: () => Promise<void>): Promise<{ ms: number, lo
 
 /**
  * The pack index alone, on the pack a depth-1 clone of a 10,000-file repository gets: ours
- * (lib/git/pack-index.ts) against isomorphic-git's indexPack (GitPackIndex.fromPack + toBuffer,
+ * (lib/git/protocol/pack-index.ts) against isomorphic-git's indexPack (GitPackIndex.fromPack + toBuffer,
  * what its fetch runs), one run each in this process, with the longest hold of the event loop.
  */
 export async function gitPackIndex (): Promise<void> {

@@ -6,9 +6,9 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { migrate, openDatabase, type Db } from '../plugins/database.js'
-import type { MaintenancePass } from '../plugins/embedded-maintenance.js'
-import { loadConfig } from '../plugins/config.js'
+import { migrate, openDatabase, type Db } from '../plugins/database/index.js'
+import type { MaintenancePass } from '../plugins/database/embedded-maintenance.js'
+import { loadConfig } from '../plugins/core/config.js'
 import { median, report } from './measure.js'
 
 const GROUPS = 100_000

@@ -3,7 +3,7 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import replyFrom from '@fastify/reply-from'
 import { buildApp, REDACTED_PATHS } from '../app.js'
-import { loadConfig } from '../plugins/config.js'
+import { loadConfig } from '../plugins/core/config.js'
 import { requestIdGenerator } from '../lib/http/ids.js'
 import { largeDocument, startNsoServer } from '../test/fixtures/nso-server.js'
 

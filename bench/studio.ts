@@ -4,7 +4,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { GET_SQL, REPLACE_SQL, getParams, replaceParams, toFields } from '../plugins/component-groups-repository.js'
+import { GET_SQL, REPLACE_SQL, getParams, replaceParams, toFields } from '../plugins/studio/component-groups-repository.js'
 import type { ComponentGroupUpdate } from '../schemas/component-groups.js'
 import { compare, pgLoad, report, serverSchema, startServer } from './measure.js'
 

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Role } from './common.js'
 import { CLIENT_ID_PATTERN } from '../lib/auth/tokens.js'
-import { listQuerySchema, pageSchema, type ListSpec } from '../lib/http/list-query.js'
+import { listQuerySchema, pageSchema, type ListSpec } from '../lib/lists/list-query.js'
 
 const Username = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$' })
 

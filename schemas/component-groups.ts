@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OBJECT_ID_PATTERN } from '../lib/http/ids.js'
-import { listQuerySchema, pageSchema, ProjectionQuery, type ListSpec } from '../lib/http/list-query.js'
+import { listQuerySchema, pageSchema, ProjectionQuery, type ListSpec } from '../lib/lists/list-query.js'
 import { FreeFormObject } from './common.js'
 
 // Limits: generous for real groups, small enough that one request cannot make the service or the

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { ErrorResponse, FreeFormObject } from './common.js'
-import { listQuerySchema, pageSchema, type ListSpec } from '../lib/http/list-query.js'
+import { listQuerySchema, pageSchema, type ListSpec } from '../lib/lists/list-query.js'
 
 // Adapter ids are names as users write them (`Local NSO`, `nso-lab_2`): letters (any script),
 // digits, spaces inside and the punctuation names use. Never '/', '\\', '%', '?', '#' or control

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Role } from './common.js'
-import { listQuerySchema, pageSchema, type ListSpec } from '../lib/http/list-query.js'
+import { listQuerySchema, pageSchema, type ListSpec } from '../lib/lists/list-query.js'
 
 const Username = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$' })
 // Write-only: accepted in requests, never present in a response schema.

@@ -12,7 +12,7 @@ import { promisify } from 'node:util'
 import type { DestinationStream } from 'pino'
 import { buildApp } from '../app.js'
 import { basicAuthorization } from '../lib/auth/basic-auth-header.js'
-import { loadConfig, type Config } from '../plugins/config.js'
+import { loadConfig, type Config } from '../plugins/core/config.js'
 
 const run = promisify(execFile)
 const ROOT = fileURLToPath(new URL('..', import.meta.url))

@@ -1,6 +1,6 @@
 // Group-based access control on documents: who may read and write one, and, when a write
 // touched nothing, why. The repository applies the same rules in SQL (see
-// plugins/component-groups-repository.ts); these are the rules it must agree with.
+// plugins/studio/component-groups-repository.ts); these are the rules it must agree with.
 import { matchesVersion, type ExpectedVersions } from './if-match.js'
 
 export interface GbacUser {

@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify'
 import { HttpError } from '../../lib/http/errors.js'
 import { parseBasicAuthorization } from '../../lib/auth/basic-auth-header.js'
 import { CLIENT_ID_PATTERN, sameDigest, tokenDigest } from '../../lib/auth/tokens.js'
-import { REALM, TOKEN_COOKIE } from '../../plugins/auth.js'
+import { REALM, TOKEN_COOKIE } from '../../plugins/auth/index.js'
 import { errorResponses } from '../../schemas/common.js'
 import { LoginBody, OAuthError, SessionToken, TokenRequest, TokenResponse } from '../../schemas/auth.js'
 

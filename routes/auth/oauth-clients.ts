@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ADMINS } from '../../plugins/auth.js'
+import { ADMINS } from '../../plugins/auth/index.js'
 import { HttpError } from '../../lib/http/errors.js'
-import { pageEnvelope, parseListQuery, project } from '../../lib/http/list-query.js'
+import { pageEnvelope, parseListQuery, project } from '../../lib/lists/list-query.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
 import { OAUTH_CLIENT_LIST, OAuthClientCreate, OAuthClientCreated, OAuthClientList, OAuthClientListQuery, OAuthClientParams } from '../../schemas/auth.js'
 

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { WRITERS } from '../../plugins/auth.js'
-import { toFields, type Outcome } from '../../plugins/component-groups-repository.js'
+import { WRITERS } from '../../plugins/auth/index.js'
+import { toFields, type Outcome } from '../../plugins/studio/component-groups-repository.js'
 import { HttpError } from '../../lib/http/errors.js'
-import { pageEnvelope, parseListQuery, parseProjection, project } from '../../lib/http/list-query.js'
+import { pageEnvelope, parseListQuery, parseProjection, project } from '../../lib/lists/list-query.js'
 import { expectedVersions, parseVersionIfMatch, versionEtag, type ExpectedVersions } from '../../lib/studio/if-match.js'
 import { errorResponses } from '../../schemas/common.js'
 import {

@@ -5,7 +5,7 @@ import { chmod, lstat, mkdir, mkdtemp, opendir, readdir, rm, symlink, writeFile 
 import os from 'node:os'
 import path from 'node:path'
 import { buildTestApp, createTestDatabase, testDatabases } from '../helper.js'
-import { secureDataDir } from '../../plugins/data-dir.js'
+import { secureDataDir } from '../../plugins/core/data-dir.js'
 
 /** Every path under `dir` (itself included) whose mode is not 0700 (directories) or 0600 (files). */
 async function wrongModes (dir: string): Promise<string[]> {

@@ -93,7 +93,7 @@ t.test('.dockerignore keeps secrets and local state out of the image', async (t)
   for (const file of ['.env', 'deploy/api.env', 'deploy/db.env', 'node_modules/pg/package.json', 'data/pgdata/PG_VERSION', 'dist/server.js', '.git/HEAD', 'npm-debug.log']) {
     t.ok(ignored(file), `${file} stays out`)
   }
-  for (const file of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'server.ts', 'plugins/database.ts', 'migrations/001-users.sql', 'deploy/api.env.example']) {
+  for (const file of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'server.ts', 'plugins/database/index.ts', 'migrations/001-users.sql', 'deploy/api.env.example']) {
     t.notOk(ignored(file), `${file} goes in`)
   }
   t.throws(() => dockerignoreMatcher('!keep'), /not supported/, 'an exception line is refused rather than misread')

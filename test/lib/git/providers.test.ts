@@ -1,6 +1,6 @@
 import t from 'tap'
 import { DEFAULT_TIMEOUT_MS, DEFAULT_TOKEN_USERNAME, findProvider, parseGitProviders, type GitProviders } from '../../../lib/git/providers.js'
-import { ConfigError, loadConfig } from '../../../plugins/config.js'
+import { ConfigError, loadConfig } from '../../../plugins/core/config.js'
 
 const TOKEN = 'ghp_TopSecretValue123'
 

@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { adminAuth, buildTestApp, testDatabases, type TestApp } from '../../helper.js'
-import { createAdapter, nsoAdapter, startNso } from '../../nso-helper.js'
+import { createAdapter, nsoAdapter, startNso } from '../../helpers/nso.js'
 
 const YANG_JSON = 'application/yang-data+json'
 const URL_BASE = '/orchestrator_manager/adapters'

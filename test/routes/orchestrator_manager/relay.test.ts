@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { request } from 'undici'
 import { adminAuth, buildTestApp, createUser, testDatabases, type TestApp } from '../../helper.js'
 import { seedDatastore, startNsoServer, type NsoServer, type ReceivedRequest } from '../../fixtures/nso-server.js'
-import { createAdapter, nsoAdapter, startNso } from '../../nso-helper.js'
+import { createAdapter, nsoAdapter, startNso } from '../../helpers/nso.js'
 
 const YANG_JSON = 'application/yang-data+json'
 const YANG_XML = 'application/yang-data+xml'

@@ -1,0 +1,344 @@
+// The platform's list language, one implementation for every list of the service: a page
+// (`limit`, `skip`), its order (`sort`, `order` 1 / -1), projections (`include`, `exclude`) and
+// the filters `equals`, `contains` and `starts-with` (also `startsWith`), each on the field its
+// `...Field` names (default: the list's own). From the validated query string this module
+// makes the request, the SQL of the page and of its bounded count, the envelope
+// `{items, count, skip, limit, total, next, previous}`, and the projection of each document.
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import type { CheckResult } from '../http/check-result.js'
+import { selectiveContainsPart } from './trigram-search.js'
+
+export const LIST_DEFAULT_LIMIT = 25
+/** The largest `skip`: deep pages stay correct; their cost grows with `skip` (see listStatements). */
+export const LIST_MAX_SKIP = 1_000_000_000
+/**
+ * How far past the page the count looks. `total` is exact while fewer than
+ * skip + limit + LIST_COUNT_LOOKAHEAD items match; past that it is that many (a lower bound), so
+ * the count costs what the page costs plus this many index entries, never the whole table.
+ */
+export const LIST_COUNT_LOOKAHEAD = 1000
+
+export type FilterOp = 'equals' | 'contains' | 'startsWith'
+
+/** What one list offers, and the SQL behind each field. Only these texts ever reach the SQL. */
+export interface ListSpec {
+  /** The document field always included unless excluded (`_id`, `username`, `id`). */
+  idField: string
+  /** Every field of a document, for `include` and `exclude`. */
+  fields: readonly string[]
+  /** Fields a page may be sorted by, with the unique column an index orders by (also a column of the page's rows). */
+  sortable: Readonly<Record<string, string>>
+  defaultSort: string
+  /** Fields the filters may name, with their SQL column. */
+  filterable: Readonly<Record<string, string>>
+  defaultFilterField: string
+  /** The largest `limit`. */
+  maxLimit: number
+  /** The longest filter value, in characters. */
+  maxValueLength: number
+}
+
+export interface Filter {
+  op: FilterOp
+  field: string
+  value: string
+}
+
+/** Which fields a document keeps: all, only `include`d ones (plus the id unless excluded), or all but `exclude`d ones. */
+export type Projection =
+  | { kind: 'all' }
+  | { kind: 'include', fields: ReadonlySet<string> }
+  | { kind: 'exclude', fields: ReadonlySet<string> }
+
+export interface ListRequest {
+  limit: number
+  skip: number
+  sort: string
+  order: 1 | -1
+  filters: Filter[]
+  projection: Projection
+}
+
+// A filter value or field name travels as a query parameter: never a NUL (PostgreSQL refuses
+// text holding one), never unbounded.
+const NO_NUL = '^[^\\u0000]*$'
+const FieldName = Type.String({ minLength: 1, maxLength: 64, pattern: NO_NUL })
+const FieldList = Type.String({ maxLength: 1024, pattern: NO_NUL, description: 'Comma-separated field names.' })
+
+/** `include` and `exclude`, as GET of one document takes them. */
+export const ProjectionQuery = Type.Object({
+  include: Type.Optional({ ...FieldList, description: 'Only these fields (comma-separated); the id too unless exclude=<id>.' }),
+  exclude: Type.Optional({ ...FieldList, description: 'All fields but these (comma-separated). With include, only the id may be excluded.' })
+}, { additionalProperties: false })
+export type ProjectionQuery = Static<typeof ProjectionQuery>
+
+/** The query string of a list: its schema, for validation and the OpenAPI document. */
+export function listQuerySchema (spec: ListSpec) {
+  const value = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: spec.maxValueLength, pattern: NO_NUL, description }))
+  const field = (op: string) => Type.Optional({ ...FieldName, description: `The field ${op} applies to (default ${spec.defaultFilterField}): ${Object.keys(spec.filterable).join(', ')}.` })
+  return Type.Object({
+    limit: Type.Integer({ minimum: 1, maximum: spec.maxLimit, default: LIST_DEFAULT_LIMIT, description: 'Items per page.' }),
+    skip: Type.Integer({ minimum: 0, maximum: LIST_MAX_SKIP, default: 0, description: 'Items before the page.' }),
+    sort: Type.String({ ...FieldName, default: spec.defaultSort, description: `The field to sort by: ${Object.keys(spec.sortable).join(', ')}.` }),
+    order: Type.Integer({ enum: [1, -1], default: 1, description: '1: ascending, -1: descending.' }),
+    include: ProjectionQuery.properties.include,
+    exclude: ProjectionQuery.properties.exclude,
+    equals: value('Items whose field equals this value exactly.'),
+    equalsField: field('equals'),
+    contains: value('Items whose field contains this text, ignoring case.'),
+    containsField: field('contains'),
+    startsWith: value('Items whose field starts with this text, ignoring case.'),
+    'starts-with': value('Same as startsWith.'),
+    startsWithField: field('startsWith')
+  }, { additionalProperties: false })
+}
+export type ListQueryString = Static<ReturnType<typeof listQuerySchema>>
+
+/** The page envelope around items of `item`'s schema, any field of which a projection may leave out. */
+export function pageSchema (item: TSchema & { properties: Record<string, TSchema> }, description: string) {
+  const skip = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])
+  return Type.Object({
+    items: Type.Array(Type.Partial(item as never), { description }),
+    count: Type.Integer({ minimum: 0, description: 'Items on this page.' }),
+    skip: Type.Integer({ minimum: 0 }),
+    limit: Type.Integer({ minimum: 1 }),
+    total: Type.Integer({
+      minimum: 0,
+      description: `Items matching. Exact while fewer than skip + limit + ${LIST_COUNT_LOOKAHEAD} match; past that, ` +
+        'that many (a lower bound): paging on until `next` is null reads every item, and the last page\'s total is exact.'
+    }),
+    next: { ...skip, description: 'The skip of the next page; null on the last.' },
+    previous: { ...skip, description: 'The skip of the previous page; null on the first.' }
+  })
+}
+
+function fieldList (text: string | undefined): string[] {
+  if (text === undefined) return []
+  return text.split(',').map((f) => f.trim()).filter((f) => f !== '')
+}
+
+const unknownFields = (parameter: string, names: string[], known: readonly string[]): string =>
+  `querystring/${parameter} names unknown field${names.length > 1 ? 's' : ''} ${names.map((n) => `"${n}"`).join(', ')}; known: ${known.join(', ')}`
+
+/** `include` / `exclude` as the platform reads them: the id implicit in `include`, and both together only to exclude the id. */
+export function parseProjection (spec: Pick<ListSpec, 'idField' | 'fields'>, query: ProjectionQuery): CheckResult<Projection> {
+  const include = fieldList(query.include)
+  const exclude = fieldList(query.exclude)
+  for (const [parameter, names] of [['include', include], ['exclude', exclude]] as const) {
+    const unknown = names.filter((n) => !spec.fields.includes(n))
+    if (unknown.length > 0) return { ok: false, reason: unknownFields(parameter, [...new Set(unknown)], spec.fields) }
+  }
+  if (include.length > 0) {
+    if (exclude.some((n) => n !== spec.idField)) {
+      return { ok: false, reason: `querystring/exclude may only name "${spec.idField}" together with include` }
+    }
+    const fields = new Set(include)
+    if (exclude.length === 0) fields.add(spec.idField)
+    else fields.delete(spec.idField)
+    return { ok: true, value: { kind: 'include', fields } }
+  }
+  if (exclude.length > 0) return { ok: true, value: { kind: 'exclude', fields: new Set(exclude) } }
+  return { ok: true, value: { kind: 'all' } }
+}
+
+/** The request a validated query string asks for, or a 400's reason naming the parameter. */
+export function parseListQuery (spec: ListSpec, query: ListQueryString): CheckResult<ListRequest> {
+  // The schema says so too, but a number such as 1e400 reaches here as Infinity past it.
+  if (!Number.isSafeInteger(query.limit) || query.limit < 1 || query.limit > spec.maxLimit) {
+    return { ok: false, reason: `querystring/limit must be an integer from 1 to ${spec.maxLimit}` }
+  }
+  if (!Number.isSafeInteger(query.skip) || query.skip < 0 || query.skip > LIST_MAX_SKIP) {
+    return { ok: false, reason: `querystring/skip must be an integer from 0 to ${LIST_MAX_SKIP}` }
+  }
+  if (!Object.hasOwn(spec.sortable, query.sort)) {
+    return { ok: false, reason: unknownFields('sort', [query.sort], Object.keys(spec.sortable)) }
+  }
+  if (query.startsWith !== undefined && query['starts-with'] !== undefined && query.startsWith !== query['starts-with']) {
+    return { ok: false, reason: 'querystring/startsWith and querystring/starts-with are two spellings of one filter: give one' }
+  }
+  const filters: Filter[] = []
+  const given: Array<[FilterOp, string | undefined, string | undefined]> = [
+    ['equals', query.equals, query.equalsField],
+    ['contains', query.contains, query.containsField],
+    ['startsWith', query.startsWith ?? query['starts-with'], query.startsWithField]
+  ]
+  for (const [op, value, field] of given) {
+    const name = field ?? spec.defaultFilterField
+    if (!Object.hasOwn(spec.filterable, name)) {
+      return { ok: false, reason: unknownFields(`${op}Field`, [name], Object.keys(spec.filterable)) }
+    }
+    if (value === undefined) {
+      if (field !== undefined) return { ok: false, reason: `querystring/${op}Field is given without querystring/${op}` }
+      continue
+    }
+    filters.push({ op, field: name, value })
+  }
+  const projection = parseProjection(spec, query)
+  if (!projection.ok) return projection
+  return {
+    ok: true,
+    value: { limit: query.limit, skip: query.skip, sort: query.sort, order: query.order === -1 ? -1 : 1, filters, projection: projection.value }
+  }
+}
+
+/** `doc` with only the fields `projection` keeps. */
+export function project<T extends object> (doc: T, projection: Projection): Partial<T> {
+  if (projection.kind === 'all') return doc
+  const keep = projection.kind === 'include'
+  const out: Partial<T> = {}
+  for (const key of Object.keys(doc) as Array<keyof T & string>) {
+    if (projection.fields.has(key) === keep) out[key] = doc[key]
+  }
+  return out
+}
+
+/** A LIKE/ILIKE pattern: `text` taken literally (escape character `\`) with `%` where `before` / `after` say. */
+export function likePattern (text: string, before: boolean, after: boolean): string {
+  const literal = text.replace(/[\\%_]/g, (c) => `\\${c}`)
+  return `${before ? '%' : ''}${literal}${after ? '%' : ''}`
+}
+
+/**
+ * One arm of a list's SQL: the rows a caller may see, as conditions over `params` numbered
+ * from $1. A list whose readers see the union of disjoint sets (public rows, rows of one's
+ * groups) gives one arm per set: each is read through its own index, in order, and merged.
+ */
+export interface ListSource {
+  table: string
+  columns: string
+  arms: string[][]
+  params: unknown[]
+}
+
+export interface Statement {
+  text: string
+  params: unknown[]
+}
+
+/** A list's statements (see listStatements). */
+export interface ListStatements {
+  /** The page's rows; with `carriesTotal`, each also holds the bounded count as `list_total`. */
+  page: Statement
+  carriesTotal: boolean
+  /** The bounded count alone, for when the page cannot tell it. */
+  count: Statement
+}
+
+/** The column of a page's rows that holds the bounded count, when the page carries it. */
+export const LIST_TOTAL_COLUMN = 'list_total'
+
+/**
+ * The page and its count as SQL. The page reads its rows in index order and stops after
+ * skip + limit of them (a deep `skip` costs that many index entries); the count reads at most
+ * skip + limit + LIST_COUNT_LOOKAHEAD rows per arm. No window function: the page's cost does
+ * not depend on how many rows match. `frequentTrigrams`, per filterable field with a trigram
+ * index: the trigrams most of its values share, which `contains` leaves to a filter
+ * (lib/lists/trigram-search.ts).
+ *
+ * Without filters the page usually fills, and then needs its count: the page carries it (a
+ * subquery run once, for the first row), which saves a statement's round trip and parsing
+ * (a reader's page +14% requests/s). A search often finds fewer rows than a page and then needs
+ * no count at all (see totalFromPage), so it does not plan one (-10% on short searches if it did).
+ */
+export function listStatements (spec: ListSpec, request: ListRequest, source: ListSource,
+  frequentTrigrams: Readonly<Record<string, ReadonlySet<string>>> = {}): ListStatements {
+  const params = [...source.params]
+  const param = (value: unknown): string => {
+    params.push(value)
+    return `$${params.length}`
+  }
+  const filterSql = request.filters.map((f) => {
+    const column = spec.filterable[f.field] as string
+    // Case folds by the database's default collation, whatever the column's (names sort bytewise).
+    const ilike = (pattern: string): string => `(${column} COLLATE "default") ILIKE ${param(pattern)} ESCAPE '\\'`
+    switch (f.op) {
+      case 'equals': return `${column} = ${param(f.value)}`
+      case 'contains': {
+        const frequent = frequentTrigrams[f.field]
+        const part = frequent === undefined ? undefined : selectiveContainsPart(f.value, frequent)
+        const lookUp = ilike(likePattern(part ?? f.value, true, true))
+        if (part === undefined) return lookUp
+        // The index looks up the part; the whole value is tested on the rows it finds. `IS TRUE`
+        // (the same test in a WHERE clause) keeps the planner from giving that test to the index
+        // too, which would read the frequent trigrams' lists again.
+        return `${lookUp} AND (${ilike(likePattern(f.value, true, true))}) IS TRUE`
+      }
+      case 'startsWith': return ilike(likePattern(f.value, false, true))
+    }
+    throw new Error('unreachable')
+  })
+  const direction = request.order === 1 ? 'ASC' : 'DESC'
+  const sortSql = spec.sortable[request.sort] as string
+  // Every sortable column is unique (name, _id, username, id), so pages never overlap.
+  const orderBy = `${sortSql} ${direction}`
+  const where = (arm: string[]): string => {
+    const conditions = [...arm, ...filterSql]
+    return conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`
+  }
+  const reach = param(request.skip + request.limit)
+  const limit = param(request.limit)
+  const skip = param(request.skip)
+  const bound = param(request.skip + request.limit + LIST_COUNT_LOOKAHEAD)
+  const arms = source.arms.length === 0 ? [[]] : source.arms
+  const pageText = arms.length === 1
+    ? `SELECT ${source.columns} FROM ${source.table} ${where(arms[0] as string[])} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${skip}`
+    : `SELECT * FROM (${arms.map((arm) => `(SELECT ${source.columns} FROM ${source.table} ${where(arm)} ORDER BY ${orderBy} LIMIT ${reach})`).join(' UNION ALL ')}) AS page
+       ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${skip}`
+  const countSql = `(${arms.map((arm) =>
+    `(SELECT count(*) FROM (SELECT 1 FROM ${source.table} ${where(arm)} LIMIT ${bound}) AS counted)`).join(' + ')})::int`
+  const carriesTotal = request.filters.length === 0
+  const countText = `SELECT ${countSql} AS n`
+  // Each statement carries only the parameters its text names, in order.
+  const used = (text: string): Statement => {
+    const numbers = [...new Set([...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])))].sort((a, b) => a - b)
+    const mapping = new Map(numbers.map((n, i) => [n, i + 1]))
+    const renumbered = text.replace(/\$(\d+)/g, (_, n: string) => `$${String(mapping.get(Number(n)))}`)
+    return { text: renumbered, params: numbers.map((n) => params[n - 1]) }
+  }
+  return {
+    page: used(carriesTotal ? `SELECT listed.*, ${countSql} AS ${LIST_TOTAL_COLUMN} FROM (${pageText}) AS listed ORDER BY ${orderBy}` : pageText),
+    carriesTotal,
+    count: used(countText)
+  }
+}
+
+/** What runs a list's statements: the service's database, planning each for its values. */
+export interface ListQueryable {
+  query<R>(text: string, params: unknown[], options: { plan: 'custom' }): Promise<{ rows: R[] }>
+}
+
+/**
+ * A page of rows and the list's total: from the page when it is short, else the count it
+ * carries, else the count statement (a page past the end carries nothing).
+ */
+export async function readPage<R extends object> (db: ListQueryable, statements: ListStatements,
+  request: Pick<ListRequest, 'skip' | 'limit'>): Promise<{ rows: R[], total: number }> {
+  const custom = { plan: 'custom' } as const
+  const { rows } = await db.query<R & { [LIST_TOTAL_COLUMN]?: number }>(statements.page.text, statements.page.params, custom)
+  const total = totalFromPage(request, rows.length) ?? rows[0]?.[LIST_TOTAL_COLUMN] ??
+    (await db.query<{ n: number }>(statements.count.text, statements.count.params, custom)).rows[0]?.n ?? 0
+  return { rows, total }
+}
+
+/**
+ * The total when the page itself tells it: a page short of `limit` that is not past the end
+ * ends the list, so the count statement need not run (a search finding a few items reads its
+ * index once). Undefined when only the count can tell.
+ */
+export function totalFromPage (request: Pick<ListRequest, 'skip' | 'limit'>, rowsOnPage: number): number | undefined {
+  return rowsOnPage < request.limit && (rowsOnPage > 0 || request.skip === 0) ? request.skip + rowsOnPage : undefined
+}
+
+/** The envelope of a page: its items, where it starts, and the neighbouring pages' `skip`. */
+export function pageEnvelope<T> (items: T[], request: Pick<ListRequest, 'skip' | 'limit'>, total: number) {
+  const end = request.skip + request.limit
+  return {
+    items,
+    count: items.length,
+    skip: request.skip,
+    limit: request.limit,
+    total,
+    next: end < total ? end : null,
+    previous: request.skip > 0 ? Math.max(0, request.skip - request.limit) : null
+  }
+}

@@ -1,0 +1,102 @@
+import fp from 'fastify-plugin'
+import { envSchema } from 'env-schema'
+import { Type, type Static } from '@sinclair/typebox'
+import { parseBundleVersion } from '../../lib/configuration/maintenance-version.js'
+import { parseGitProviders, type GitProviders } from '../../lib/git/providers.js'
+import { parseAllowedSpecialPaths, type SpecialPath } from '../../lib/git/paths.js'
+import packageJson from '../../package.json' with { type: 'json' }
+
+// Every setting the service reads, with its default. The only place that reads the environment.
+export const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  DATABASE_QUERY_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000 }),
+  ADMIN_USERNAME: Type.String({ minLength: 1, maxLength: 64, default: 'admin' }),
+  ADMIN_PASSWORD: Type.Optional(Type.String()),
+  AUTH_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 10_000 }),
+  LOGIN_FAILURES_MAX: Type.Integer({ minimum: 1, default: 10 }),
+  LOGIN_FAILURES_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
+  LOGIN_ADDRESS_FAILURES_MAX: Type.Integer({ minimum: 1, default: 20 }),
+  PASSWORD_CHECK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2 }),
+  PASSWORD_CHECK_QUEUE: Type.Integer({ minimum: 0, maximum: 10_000, default: 16 }),
+  SESSION_TTL_S: Type.Integer({ minimum: 60, maximum: 30 * 24 * 3600, default: 8 * 3600 }),
+  TOKEN_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 5000, default: 5000 }),
+  OAUTH_TOKEN_TTL_S: Type.Integer({ minimum: 60, maximum: 24 * 3600, default: 3600 }),
+  METRICS_AUTH: Type.Boolean({ default: false }),
+  LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 }),
+  LOAD_SHEDDING_MAX_HEAP_BYTES: Type.Integer({ minimum: 0, default: 0 }),
+  LOAD_SHEDDING_RETRY_AFTER_S: Type.Integer({ minimum: 1, default: 10 }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' }
+  ),
+  PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  TRUST_PROXY: Type.Optional(Type.String()),
+  BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 1024 * 1024 }),
+  CONFIG_MANAGER_BUNDLE_VERSION: Type.String({ minLength: 1, default: packageJson.version }),
+  CONFIG_MANAGER_MAINTENANCE: Type.Optional(Type.Boolean()),
+  // JSON: {"<name>": {"url", "username"?, "token"?, "timeoutMs"?}}; see lib/git/providers.ts.
+  GIT_PROVIDERS: Type.Optional(Type.String()),
+  // Comma-separated: .gitmodules, .github, .gitlab-ci.yml (refused as project paths unless named).
+  GIT_ALLOWED_SPECIAL_PATHS: Type.Optional(Type.String()),
+  // Largest answer read from a Git provider (advertisement, fetched pack, push report).
+  GIT_MAX_RESPONSE_BYTES: Type.Integer({ minimum: 65_536, maximum: 4 * 1024 * 1024 * 1024, default: 256 * 1024 * 1024 }),
+  ORCHESTRATOR_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
+  ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
+  ORCHESTRATOR_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 256, default: 10 }),
+  ORCHESTRATOR_POOL_IDLE_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000 }),
+  STUDIO_IMPORT_MAX_GROUPS: Type.Integer({ minimum: 1, maximum: 10_000, default: 500 }),
+  STUDIO_IMPORT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 })
+})
+
+/** The settings, plus what is parsed from them once at start. */
+export type Config = Static<typeof ConfigSchema> & {
+  /** GIT_PROVIDERS over the default providers, by lower-cased name. */
+  readonly gitProviders: GitProviders
+  /** GIT_ALLOWED_SPECIAL_PATHS, parsed. */
+  readonly gitAllowedSpecialPaths: ReadonlySet<SpecialPath>
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+/**
+ * Reads and validates the configuration from `env` (and `.env` when `dotenv` is set).
+ * Throws a ConfigError whose message names the offending variable.
+ */
+export function loadConfig (env: NodeJS.ProcessEnv = process.env, options: { dotenv?: boolean } = {}): Config {
+  // Empty strings mean "unset" for optional settings, as in most deployment tools.
+  const data = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''))
+  let config: Static<typeof ConfigSchema>
+  try {
+    // `env: false`: read `env` as given (not process.env behind it); `.env` fills what it lacks.
+    config = envSchema<Static<typeof ConfigSchema>>({ schema: { ...ConfigSchema }, data, env: false, dotenv: options.dotenv ?? false })
+  } catch (err) {
+    throw new ConfigError(`Invalid configuration: ${(err as Error).message}`)
+  }
+  if (parseBundleVersion(config.CONFIG_MANAGER_BUNDLE_VERSION) === undefined) {
+    throw new ConfigError(
+      'Invalid configuration: CONFIG_MANAGER_BUNDLE_VERSION must be YEAR.FEATURE.MAINTENANCE ' +
+      `or end with -YEAR.FEATURE.MAINTENANCE (got "${config.CONFIG_MANAGER_BUNDLE_VERSION}")`
+    )
+  }
+  const gitProviders = parseGitProviders(config.GIT_PROVIDERS)
+  if (!gitProviders.ok) throw new ConfigError(`Invalid configuration: ${gitProviders.reason}`)
+  const gitAllowedSpecialPaths = parseAllowedSpecialPaths(config.GIT_ALLOWED_SPECIAL_PATHS)
+  if (!gitAllowedSpecialPaths.ok) throw new ConfigError(`Invalid configuration: ${gitAllowedSpecialPaths.reason}`)
+  return { ...config, gitProviders: gitProviders.value, gitAllowedSpecialPaths: gitAllowedSpecialPaths.value }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config
+  }
+}
+
+export default fp<{ config: Config }>(async (fastify, opts) => {
+  fastify.decorate('config', opts.config)
+}, { name: 'config' })

@@ -1,0 +1,17 @@
+import fp from 'fastify-plugin'
+import { HttpError, toErrorBody } from '../../lib/http/errors.js'
+
+/** One error shape for every failure, unknown routes included; 5xx are logged, never echoed. */
+export default fp(async (fastify) => {
+  fastify.setErrorHandler(async (err, request, reply) => {
+    const body = toErrorBody(err)
+    if (body.statusCode >= 500) request.log.error({ err }, 'request failed')
+    else request.log.info({ statusCode: body.statusCode, code: body.code, reason: body.message }, 'request refused')
+    return await reply.code(body.statusCode).send(body)
+  })
+
+  fastify.setNotFoundHandler(async (request, reply) => {
+    const body = toErrorBody(new HttpError(404, `Route ${request.method}:${request.url.split('?')[0] ?? ''} not found`))
+    return await reply.code(404).send(body)
+  })
+}, { name: 'error-handler' })

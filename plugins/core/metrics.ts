@@ -1,0 +1,112 @@
+import fp from 'fastify-plugin'
+import fastifyMetricsModule from 'fastify-metrics'
+import type { onResponseHookHandler } from 'fastify'
+import client from 'prom-client'
+import { hookList } from '../../lib/http/hook-list.js'
+import { HistogramSeries, LabelledHistogram } from '../../lib/http/histogram.js'
+import { ADMINS } from '../auth/index.js'
+
+// A CommonJS module whose plugin is its `default` export.
+const fastifyMetrics = fastifyMetricsModule.default
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** This instance's Prometheus registry: areas register their own metrics in it. */
+    metricsRegistry: client.Registry
+  }
+}
+
+const METRICS_URL = '/metrics'
+
+/**
+ * GET /metrics in Prometheus text format: request counts and latency by route and status,
+ * process metrics, database pool use; areas add theirs to `fastify.metricsRegistry`.
+ */
+export default fp(async (fastify) => {
+  // A registry per app instance, not prom-client's global one, so instances never share series.
+  const registry = new client.Registry()
+  fastify.decorate('metricsRegistry', registry)
+
+  await fastify.register(fastifyMetrics, {
+    endpoint: {
+      method: 'GET',
+      url: METRICS_URL,
+      logLevel: 'warn',
+      schema: { summary: 'Prometheus metrics', tags: ['operations'], hide: true },
+      ...(fastify.config.METRICS_AUTH ? { onRequest: fastify.authorize(ADMINS) } : {}),
+      handler: async () => ''
+    },
+    defaultMetrics: { enabled: true, register: registry },
+    // Route metrics are recorded below: fastify-metrics' own look the route up on every request
+    // and keep a timer per request, which cost more than the lightest routes themselves.
+    routeMetrics: { enabled: false }
+  })
+
+  // A histogram gives latency quantiles in PromQL (a summary would cost a t-digest per request).
+  const requestDuration = new LabelledHistogram({
+    name: 'http_request_duration_seconds',
+    help: 'Request duration in seconds, by method, route and status'
+  })
+  // Scraped with prom-client's own metrics, in the same text format.
+  registry.registerMetric(requestDuration as unknown as client.Metric)
+  // Bound to each route as it is registered: a request finds its series in two small maps (by
+  // method, then status) and records one value. Fastify already times every reply
+  // (reply.elapsedTime, in ms).
+  fastify.addHook('onRoute', (route) => {
+    if (route.url === METRICS_URL) return
+    const label = route.url
+    const seriesByMethod = new Map<string, Map<number, HistogramSeries>>()
+    const seriesOf = (method: string, status: number): HistogramSeries => {
+      let byStatus = seriesByMethod.get(method)
+      if (byStatus === undefined) seriesByMethod.set(method, byStatus = new Map())
+      let series = byStatus.get(status)
+      if (series === undefined) byStatus.set(status, series = requestDuration.series({ method, route: label, status_code: status }))
+      return series
+    }
+    const observe: onResponseHookHandler = function (request, reply, done) {
+      seriesOf(request.method, reply.statusCode).observe(reply.elapsedTime / 1000)
+      done()
+    }
+    route.onResponse = [...hookList(route.onResponse), observe]
+  })
+
+  const db = fastify.db
+  // Gauges are read at scrape time, so they cost nothing between scrapes.
+  new client.Gauge({
+    name: 'db_pool_connections',
+    help: 'Database connections by state (total, idle) and queries waiting for one',
+    labelNames: ['state'],
+    registers: [registry],
+    collect () {
+      const { total, idle, waiting } = db.poolStats()
+      this.set({ state: 'total' }, total)
+      this.set({ state: 'idle' }, idle)
+      this.set({ state: 'waiting' }, waiting)
+    }
+  })
+  // The embedded database's VACUUM and ANALYZE passes (a server's autovacuum has its own views).
+  const maintenance = db.maintenance
+  if (maintenance !== undefined) {
+    new client.Counter({
+      name: 'db_maintenance_passes_total',
+      help: 'VACUUM and ANALYZE passes of the embedded database, by outcome (done, failed)',
+      labelNames: ['outcome'],
+      registers: [registry],
+      collect () {
+        const { passes, failures } = maintenance.state()
+        this.reset()
+        this.inc({ outcome: 'done' }, passes)
+        this.inc({ outcome: 'failed' }, failures)
+      }
+    })
+    new client.Counter({
+      name: 'db_maintenance_seconds_total',
+      help: 'Time the embedded database spent in VACUUM and ANALYZE passes, waits for an idle connection included',
+      registers: [registry],
+      collect () {
+        this.reset()
+        this.inc(maintenance.state().seconds)
+      }
+    })
+  }
+}, { name: 'metrics', dependencies: ['config', 'database', 'auth'] })

@@ -1,0 +1,72 @@
+import fp from 'fastify-plugin'
+import type { FastifyRequest } from 'fastify'
+import { HttpError } from '../../lib/http/errors.js'
+import { describePath, findJsonTextProblem, findNulCharacter, MAX_BODY_DEPTH, MAX_NUMBER, type JsonTextProblem } from '../../lib/http/json-text.js'
+
+function refusal (problem: JsonTextProblem): HttpError {
+  const field = describePath('body', problem.path)
+  switch (problem.kind) {
+    case 'duplicate-key':
+      return new HttpError(400, `${field} is given more than once: a JSON object may name each key once`, { code: 'JSON_DUPLICATE_KEY' })
+    case 'too-deep':
+      return new HttpError(400, `${field} nests deeper than ${problem.limit} levels: the body may not`, { code: 'JSON_TOO_DEEP' })
+    case 'unsafe-number':
+      return new HttpError(400, `${field} is a number beyond ±${MAX_NUMBER} (2^53 - 1), which would not be kept exactly: send it as a string`,
+        { code: 'JSON_UNSAFE_NUMBER' })
+  }
+}
+
+const PARTS = ['params', 'query', 'body'] as const
+const PART_NAMES = { params: 'params', query: 'querystring', body: 'body' } as const
+
+/** The first NUL character in a request's path parameters, query string or body, as a 400. */
+function nulRefusal (request: FastifyRequest): HttpError | undefined {
+  for (const part of PARTS) {
+    const path = findNulCharacter(request[part])
+    if (path !== undefined) {
+      return new HttpError(400, `${describePath(PART_NAMES[part], path)} contains a NUL character (\\u0000), which is not allowed`,
+        { code: 'NUL_CHARACTER' })
+    }
+  }
+  return undefined
+}
+
+/** Whether a body schema is an object whose fields are all optional. */
+function optionalBody (schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false
+  const { type, required } = schema as { type?: unknown, required?: unknown }
+  return type === 'object' && (!Array.isArray(required) || required.length === 0)
+}
+
+/**
+ * What every route accepts, before its own schema is checked:
+ * - JSON bodies: an empty one (or only whitespace) is no body, as for a request without one, and
+ *   no body is `{}` for a route whose body fields are all optional;
+ *   a key given twice, nesting deeper than MAX_BODY_DEPTH or a number beyond 2^53 - 1 is a 400
+ *   naming the field; then Fastify's own parser (which refuses `__proto__` and `constructor`).
+ * - No NUL character in any path parameter, query parameter or body string (keys included).
+ */
+export default fp(async (fastify) => {
+  const parse = fastify.getDefaultJsonParser('error', 'error')
+  fastify.removeContentTypeParser('application/json')
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = body as string
+    if (text.trim() === '') {
+      done(null, undefined)
+      return
+    }
+    const problem = findJsonTextProblem(text, MAX_BODY_DEPTH)
+    if (problem !== undefined) {
+      done(refusal(problem), undefined)
+      return
+    }
+    parse(request, text, done)
+  })
+
+  fastify.addHook('preValidation', async (request) => {
+    // No body where the route's body has no required field: the same as an empty object.
+    if (request.body === undefined && optionalBody(request.routeOptions.schema?.body)) request.body = {}
+    const refused = nulRefusal(request)
+    if (refused !== undefined) throw refused
+  })
+}, { name: 'request-input' })

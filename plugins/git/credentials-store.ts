@@ -1,0 +1,54 @@
+// Each user's own Git token per provider, sealed at rest with the key of adapter passwords
+// (lib/auth/secret-box.ts): written and removed through the API, read only to talk to the provider.
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../core/config.js'
+import type { Queryable } from '../database/index.js'
+import { passwordSealer } from '../orchestrator/adapters-repository.js'
+import { HttpError } from '../../lib/http/errors.js'
+import type { GitProvider } from '../../lib/git/providers.js'
+import type { UserGitCredentials } from './transport.js'
+
+export interface GitCredentialsStore {
+  /** Stores (or replaces) `username`'s token for the provider. */
+  set: (username: string, provider: GitProvider, credentials: { token: string, username?: string }) => Promise<void>
+  /** Removes it; false when there was none. */
+  remove: (username: string, provider: GitProvider) => Promise<boolean>
+  get: (username: string, provider: GitProvider) => Promise<UserGitCredentials | undefined>
+}
+
+// The sealed value is bound to its user and provider: copied onto another row it does not open.
+const context = (username: string, provider: GitProvider): string => `git-credential:${provider.name.toLowerCase()}:${username}`
+
+export function gitCredentialsStore (db: Queryable, config: Pick<Config, 'ORCHESTRATOR_SECRET_KEY' | 'DATA_DIR' | 'DATABASE_URL'>, log: FastifyBaseLogger): GitCredentialsStore {
+  const sealer = passwordSealer(config, log)
+  return {
+    async set (username, provider, credentials) {
+      const sealed = await sealer.seal(credentials.token, context(username, provider))
+      await db.query(`INSERT INTO git_credentials (username, provider, token_username, token_sealed) VALUES ($1, $2, $3, $4)
+        ON CONFLICT (username, provider) DO UPDATE SET token_username = EXCLUDED.token_username,
+          token_sealed = EXCLUDED.token_sealed, updated_at = now()`,
+      [username, provider.name.toLowerCase(), credentials.username ?? null, sealed])
+    },
+
+    async remove (username, provider) {
+      const { rowCount } = await db.query('DELETE FROM git_credentials WHERE username = $1 AND provider = $2', [username, provider.name.toLowerCase()])
+      return rowCount > 0
+    },
+
+    async get (username, provider) {
+      const { rows } = await db.query<{ token_username: string | null, token_sealed: string }>(
+        'SELECT token_username, token_sealed FROM git_credentials WHERE username = $1 AND provider = $2', [username, provider.name.toLowerCase()])
+      const row = rows[0]
+      if (row === undefined) return undefined
+      let token: string
+      try {
+        token = await sealer.open(row.token_sealed, context(username, provider))
+      } catch (err) {
+        if (!(err instanceof HttpError)) throw err
+        throw new HttpError(500, `The Git token stored for user ${username} for provider ${provider.name} cannot be decrypted with this ` +
+          "instance's key; give every instance the same ORCHESTRATOR_SECRET_KEY, or store the token again", { code: 'GIT_CREDENTIAL_UNREADABLE' })
+      }
+      return { owner: username, token, ...(row.token_username === null ? {} : { username: row.token_username }) }
+    }
+  }
+}

@@ -1,0 +1,262 @@
+// Talking to a Git provider over HTTP: one exchange with a deadline, isomorphic-git's HTTP client
+// on top of it, and the mapping of every failure to the answer the caller gets.
+import git, { Errors, type HttpClient } from 'isomorphic-git'
+import { STATUS_CODES } from 'node:http'
+import { request, type Dispatcher } from 'undici'
+import { basicAuthorization } from '../../lib/auth/basic-auth-header.js'
+import { HttpError } from '../../lib/http/errors.js'
+import { repoRemoteUrl } from '../../lib/git/paths.js'
+import { DEFAULT_TOKEN_USERNAME, type GitProvider } from '../../lib/git/providers.js'
+import { GitProtocolError } from '../../lib/git/protocol/receive-pack.js'
+import packageJson from '../../package.json' with { type: 'json' }
+
+/** The User-Agent of the service's Git requests. */
+export const AGENT = `netauto-api/${packageJson.version}`
+
+/** Talking to the provider failed below HTTP: no answer in time, no connection, or an answer too large. */
+export class ProviderTransportError extends Error {
+  constructor (readonly kind: 'timeout' | 'unreachable' | 'too-large', readonly reason: string) {
+    super(`provider ${kind}: ${reason}`)
+    this.name = 'ProviderTransportError'
+  }
+}
+
+export interface Exchange {
+  url: string
+  method: string
+  headers: Record<string, string>
+  body?: Buffer
+}
+
+export interface ExchangeResult {
+  statusCode: number
+  headers: Record<string, string>
+  data: Buffer
+}
+
+/** What bounds one exchange: its deadline (body included) and the largest body read. */
+export interface ExchangeLimits {
+  timeoutMs: number
+  maxBytes: number
+}
+
+/**
+ * One HTTP exchange with a provider, body included, within the limits. The body is read whole
+ * (isomorphic-git holds a fetched pack in memory anyway) but never past `maxBytes`: a longer one
+ * is dropped as it comes, with its connection.
+ */
+export async function exchange (dispatcher: Dispatcher, limits: ExchangeLimits, req: Exchange): Promise<ExchangeResult> {
+  const { timeoutMs, maxBytes } = limits
+  const signal = AbortSignal.timeout(timeoutMs)
+  const tooLarge = (): ProviderTransportError => new ProviderTransportError('too-large', `an answer larger than ${maxBytes} bytes`)
+  try {
+    const response = await request(req.url, {
+      method: req.method as Dispatcher.HttpMethod, headers: req.headers, body: req.body, signal, dispatcher
+    })
+    const declared = Number(response.headers['content-length'] ?? 0)
+    if (declared > maxBytes) {
+      response.body.destroy()
+      throw tooLarge()
+    }
+    const chunks: Buffer[] = []
+    let size = 0
+    for await (const chunk of response.body) {
+      size += (chunk as Buffer).length
+      if (size > maxBytes) {
+        response.body.destroy()
+        throw tooLarge()
+      }
+      chunks.push(chunk as Buffer)
+    }
+    const data = Buffer.concat(chunks, size)
+    const headers: Record<string, string> = {}
+    for (const [name, value] of Object.entries(response.headers)) {
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value
+    }
+    return { statusCode: response.statusCode, headers, data }
+  } catch (err) {
+    if (err instanceof ProviderTransportError) throw err
+    if (signal.aborted) throw new ProviderTransportError('timeout', `no answer within ${timeoutMs} ms`)
+    const code = (err as { code?: unknown }).code
+    throw new ProviderTransportError('unreachable', typeof code === 'string' ? code : (err as Error).name)
+  }
+}
+
+/** isomorphic-git's HTTP client interface over `exchange`. */
+function httpClient (dispatcher: Dispatcher, limits: ExchangeLimits): HttpClient {
+  return {
+    async request ({ url, method = 'GET', headers = {}, body }) {
+      let payload: Buffer | undefined
+      if (body !== undefined) {
+        const chunks: Uint8Array[] = []
+        for await (const chunk of body as AsyncIterable<Uint8Array>) chunks.push(chunk)
+        payload = Buffer.concat(chunks)
+      }
+      const result = await exchange(dispatcher, limits, { url, method, headers, body: payload })
+      return {
+        url,
+        method,
+        statusCode: result.statusCode,
+        statusMessage: STATUS_CODES[result.statusCode] ?? '',
+        headers: result.headers,
+        body: (async function * () { yield new Uint8Array(result.data) })()
+      }
+    }
+  }
+}
+
+/** A user's own credentials for a provider (PUT /users/:username/git-credentials/:gitType). */
+export interface UserGitCredentials {
+  /** The user they belong to, named in messages. */
+  owner: string
+  /** Sent as the Basic username; the provider's default when absent. */
+  username?: string
+  token: string
+}
+
+/** One repository of a provider as seen over the network, with the credentials sent to it. */
+export interface Remote {
+  provider: GitProvider
+  repoPath: string
+  /** Whose credentials go with each request: a user's own, the provider's configured ones, or none. */
+  credentials: { kind: 'user', owner: string } | { kind: 'provider' } | { kind: 'none' }
+  url: string
+  http: HttpClient
+  /** An exchange with the provider under its deadline. */
+  exchange: (req: Exchange) => Promise<ExchangeResult>
+  /** Fresh headers for each call: isomorphic-git adds its own to the object it is given. */
+  headers: () => Record<string, string>
+  /** Removes the provider's secrets from text that came from outside (server messages, errors). */
+  redact: (text: string) => string
+}
+
+/** A smart-HTTP service request (RPC) to the repository: a fetch's or a push's POST. */
+export async function postService (repo: Remote, service: 'git-upload-pack' | 'git-receive-pack', body: Buffer): Promise<ExchangeResult> {
+  return await repo.exchange({
+    url: `${repo.url}/${service}`,
+    method: 'POST',
+    headers: {
+      ...repo.headers(),
+      'content-type': `application/x-${service}-request`,
+      accept: `application/x-${service}-result`,
+      'user-agent': AGENT
+    },
+    body
+  })
+}
+
+/**
+ * The repository `repoPath` of `provider`, reached with `user`'s own credentials when given, else
+ * with the provider's configured ones (else none).
+ */
+export function openRemote (dispatcher: Dispatcher, options: { provider: GitProvider, repoPath: string, maxBytes: number, user?: UserGitCredentials }): Remote {
+  const { provider, repoPath, user } = options
+  const secrets: string[] = []
+  let authorization: string | undefined
+  let credentials: Remote['credentials'] = { kind: 'none' }
+  if (user !== undefined) {
+    authorization = basicAuthorization(user.username ?? DEFAULT_TOKEN_USERNAME, user.token)
+    secrets.push(user.token, authorization.slice('Basic '.length))
+    credentials = { kind: 'user', owner: user.owner }
+  } else if (provider.token !== undefined) {
+    authorization = basicAuthorization(provider.username ?? '', provider.token)
+    // The header's encoded credentials are as secret as the token itself.
+    secrets.push(provider.token, authorization.slice('Basic '.length))
+    credentials = { kind: 'provider' }
+  }
+  const limits = { timeoutMs: provider.timeoutMs, maxBytes: options.maxBytes }
+  return {
+    provider,
+    repoPath,
+    credentials,
+    url: repoRemoteUrl(provider.url, repoPath),
+    http: httpClient(dispatcher, limits),
+    exchange: async (req) => await exchange(dispatcher, limits, req),
+    // Sent up front: saves the 401 round trip isomorphic-git's onAuth would cost.
+    headers: (): Record<string, string> => authorization === undefined ? {} : { Authorization: authorization },
+    redact: (text) => secrets.reduce((t, secret) => t.split(secret).join('[redacted]'), text)
+  }
+}
+
+export function describe (err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code
+    return typeof code === 'string' ? `${code}: ${err.message}` : err.message
+  }
+  return String(err)
+}
+
+/** Maps a failure talking to the provider to the answer; undefined for anything local. */
+export function remoteError (repo: Remote, err: unknown): HttpError | undefined {
+  const { name, timeoutMs } = repo.provider
+  const repository = `repository ${repo.repoPath}`
+  if (err instanceof ProviderTransportError) {
+    if (err.kind === 'timeout') {
+      return new HttpError(504, `Git provider ${name} did not answer within ${timeoutMs} ms for ${repository}`, { code: 'GIT_PROVIDER_TIMEOUT' })
+    }
+    if (err.kind === 'too-large') {
+      return new HttpError(502, `Git provider ${name} sent ${err.reason} for ${repository} (GIT_MAX_RESPONSE_BYTES)`,
+        { code: 'GIT_PROVIDER_RESPONSE_TOO_LARGE' })
+    }
+    return new HttpError(502, `Git provider ${name} is unreachable (${err.reason}) for ${repository}`, { code: 'GIT_PROVIDER_UNREACHABLE' })
+  }
+  if (err instanceof Errors.HttpError) {
+    const status = err.data.statusCode
+    if (status === 404) {
+      return new HttpError(404, `Repository ${repo.repoPath} not found on Git provider ${name}`, { code: 'GIT_REPOSITORY_NOT_FOUND' })
+    }
+    if (status === 401 || status === 403) {
+      const { credentials } = repo
+      const message = credentials.kind === 'none'
+        ? `Git provider ${name} asks for credentials for ${repository} and none are configured (GIT_PROVIDERS) ` +
+          `or stored for the user (PUT /users/:username/git-credentials/${name})`
+        : credentials.kind === 'user'
+          ? `Git provider ${name} refused the Git token stored for user ${credentials.owner} for ${repository} (HTTP ${status})`
+          : `Git provider ${name} refused the configured credentials for ${repository} (HTTP ${status})`
+      return new HttpError(502, message, { code: 'GIT_PROVIDER_AUTH' })
+    }
+    return new HttpError(502, `Git provider ${name} answered HTTP ${status} for ${repository}`, { code: 'GIT_PROVIDER_ERROR' })
+  }
+  if (err instanceof Errors.SmartHttpError || err instanceof Errors.EmptyServerResponseError ||
+      err instanceof Errors.RemoteCapabilityError || err instanceof Errors.UnknownTransportError ||
+      err instanceof GitProtocolError) {
+    return new HttpError(502, `Git provider ${name} did not answer as a Git smart HTTP server for ${repository}`, { code: 'GIT_PROVIDER_ERROR' })
+  }
+  return undefined
+}
+
+/** Runs a call to the provider; its failures become the answers of remoteError. */
+export async function remote<T> (repo: Remote, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (err) {
+    throw remoteError(repo, err) ?? err
+  }
+}
+
+/** What a provider advertises for fetching: each ref's tip, and the default branch (HEAD's target). */
+export interface Advertisement {
+  /** Tips by full ref name (`refs/heads/main`). */
+  tips: ReadonlyMap<string, string>
+  /** Branch names, sorted. */
+  branches: string[]
+  defaultBranch?: string
+}
+
+/**
+ * Asks the provider for its refs with the credentials of `repo`: the exchange that proves the
+ * caller may read the repository (and that it exists) before anything is answered or cached.
+ */
+export async function advertise (repo: Remote): Promise<Advertisement> {
+  const info = await remote(repo, async () => await git.getRemoteInfo2({
+    http: repo.http, url: repo.url, headers: repo.headers(), forPush: false, protocolVersion: 1
+  }))
+  const tips = new Map<string, string>()
+  let head: string | undefined
+  for (const ref of info.refs ?? []) {
+    tips.set(ref.ref, ref.oid)
+    if (ref.ref === 'HEAD' && ref.target?.startsWith('refs/heads/') === true) head = ref.target.slice('refs/heads/'.length)
+  }
+  const branches = [...tips.keys()].filter((r) => r.startsWith('refs/heads/')).map((r) => r.slice('refs/heads/'.length)).sort()
+  return { tips, branches, defaultBranch: head !== undefined && tips.has(`refs/heads/${head}`) ? head : undefined }
+}

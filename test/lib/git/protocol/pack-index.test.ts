@@ -1,0 +1,175 @@
+import t from 'tap'
+import fc from 'fast-check'
+import { createHash } from 'node:crypto'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { deflateSync } from 'node:zlib'
+import { gitCli } from '../../../fixtures/git-server.js'
+import { PackError, applyDelta, indexPack, objectId } from '../../../../lib/git/protocol/pack-index.js'
+
+const work = await mkdtemp(path.join(os.tmpdir(), 'pack-index-'))
+t.teardown(async () => { await rm(work, { recursive: true, force: true }) })
+
+/** Runs git with `input` on stdin and returns its stdout. */
+async function gitWithInput (args: string[], input: Buffer, cwd: string): Promise<Buffer> {
+  const child = spawn('git', args, { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } })
+  const out: Buffer[] = []
+  let err = ''
+  child.stdout.on('data', (c: Buffer) => out.push(c))
+  child.stderr.on('data', (c: Buffer) => { err += c.toString() })
+  child.stdin.end(input)
+  const [code] = await once(child, 'close') as [number | null]
+  if (code !== 0) throw new Error(`git ${args.join(' ')} failed: ${err}`)
+  return Buffer.concat(out)
+}
+
+/** The index git itself writes for `pack`. */
+async function gitIndex (pack: Buffer): Promise<Buffer> {
+  const dir = await mkdtemp(path.join(work, 'idx-'))
+  await writeFile(path.join(dir, 'x.pack'), pack)
+  await gitCli(['index-pack', '-o', path.join(dir, 'x.idx'), path.join(dir, 'x.pack')], { cwd: dir })
+  return await readFile(path.join(dir, 'x.idx'))
+}
+
+/** A repository with similar files changed over commits, so its packs hold chains of deltas. */
+async function repoWithHistory (): Promise<string> {
+  const dir = path.join(work, 'repo')
+  await gitCli(['init', '-q', '--initial-branch=main', dir])
+  for (let c = 0; c < 6; c++) {
+    for (let f = 0; f < 30; f++) {
+      await mkdir(path.join(dir, `d${f % 3}`), { recursive: true })
+      const lines = Array.from({ length: 40 }, (_, l) => `line ${l} of file ${f}${l === c ? ` changed in ${c}` : ''}`)
+      await writeFile(path.join(dir, `d${f % 3}`, `f${f}.txt`), lines.join('\n') + '\n')
+    }
+    await gitCli(['add', '-A'], { cwd: dir })
+    await gitCli(['-c', 'user.name=T', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', `commit ${c}`], { cwd: dir })
+  }
+  return dir
+}
+
+const repo = await repoWithHistory()
+const revs = Buffer.from('main\n')
+// With --delta-base-offset the deltas name their base by distance (what fetches get); without, by id.
+const ofsPack = await gitWithInput(['pack-objects', '--stdout', '--revs', '--delta-base-offset', '--depth=50'], revs, repo)
+const refPack = await gitWithInput(['pack-objects', '--stdout', '--revs', '--depth=50'], revs, repo)
+
+/** A pack made by hand from `entries` (each: type code, header extra bytes, raw data to deflate). */
+function makePack (entries: Array<{ type: number, data: Buffer, extra?: Buffer, size?: number }>): Buffer {
+  const parts: Buffer[] = [Buffer.from('PACK'), Buffer.from([0, 0, 0, 2]), Buffer.alloc(4)]
+  parts[2]?.writeUInt32BE(entries.length)
+  for (const e of entries) {
+    let size = e.size ?? e.data.length
+    const header = [((e.type & 7) << 4) | (size & 0x0f)]
+    size = Math.floor(size / 16)
+    while (size > 0) {
+      header[header.length - 1] = (header[header.length - 1] as number) | 0x80
+      header.push(size & 0x7f)
+      size = Math.floor(size / 128)
+    }
+    parts.push(Buffer.from(header), e.extra ?? Buffer.alloc(0), deflateSync(e.data))
+  }
+  const body = Buffer.concat(parts)
+  return Buffer.concat([body, createHash('sha1').update(body).digest()])
+}
+
+/** A delta that rebuilds `target` from `base`: a copy of the base's first `keep` bytes, then an insert. */
+function makeDelta (base: Buffer, target: Buffer, keep: number): Buffer {
+  const varint = (n: number): number[] => {
+    const out: number[] = []
+    do { out.push((n & 0x7f) | (n >= 0x80 ? 0x80 : 0)); n = Math.floor(n / 128) } while (n > 0)
+    return out
+  }
+  const ops: number[] = [...varint(base.length), ...varint(target.length)]
+  if (keep > 0) ops.push(0x80 | 0x01 | 0x10, 0, keep)
+  const rest = target.subarray(keep)
+  for (let i = 0; i < rest.length; i += 127) {
+    const chunk = rest.subarray(i, i + 127)
+    ops.push(chunk.length, ...chunk)
+  }
+  return Buffer.from(ops)
+}
+
+t.test('the index is byte for byte the one git index-pack writes', async (t) => {
+  for (const [name, pack] of [['offset deltas', ofsPack], ['id deltas', refPack]] as const) {
+    const ours = await indexPack(pack)
+    t.ok(ours.idx.equals(await gitIndex(pack)), name)
+    t.equal(ours.packSha, pack.subarray(-20).toString('hex'))
+  }
+  const listed = (await gitCli(['rev-list', '--objects', 'main'], { cwd: repo })).split('\n').filter(Boolean).map((l) => l.slice(0, 40))
+  t.same(new Set((await indexPack(ofsPack)).oids), new Set(listed), 'every object of the history, each once')
+})
+
+t.test('a delta on an object later in the pack, and one on a delta, are resolved', async (t) => {
+  const a = Buffer.from('first version of a file\n'.repeat(20))
+  const b = Buffer.concat([a.subarray(0, 200), Buffer.from('second version\n')])
+  const c = Buffer.concat([b.subarray(0, 100), Buffer.from('third version\n')])
+  const idOf = (data: Buffer): Buffer => objectId('blob', data)
+  const pack = makePack([
+    { type: 7, extra: idOf(b), data: makeDelta(b, c, 100) }, // c on b, which comes after
+    { type: 7, extra: idOf(a), data: makeDelta(a, b, 200) }, // b on a, which comes after too
+    { type: 3, data: a }
+  ])
+  const ours = await indexPack(pack)
+  t.same(ours.oids, [idOf(c), idOf(b), idOf(a)].map((o) => o.toString('hex')))
+  t.ok(ours.idx.equals(await gitIndex(pack)))
+})
+
+t.test('applyDelta: builds the target, and refuses a delta that reaches outside', async (t) => {
+  const base = Buffer.from('0123456789abcdef')
+  t.equal(applyDelta(makeDelta(base, Buffer.from('0123xyz'), 4), base).toString(), '0123xyz')
+  t.throws(() => applyDelta(makeDelta(base, Buffer.from('0123'), 4), Buffer.from('short')), PackError, 'base of another size')
+  t.throws(() => applyDelta(Buffer.from([16, 4, 0x91, 10, 10]), base), PackError, 'copy past the base')
+  t.throws(() => applyDelta(Buffer.from([16, 2, 3, 65, 66, 67]), base), PackError, 'insert past the stated size')
+  t.throws(() => applyDelta(Buffer.from([16, 5, 2, 65, 66]), base), PackError, 'fewer bytes than stated')
+  t.throws(() => applyDelta(Buffer.from([16, 1, 0]), base), PackError, 'reserved instruction')
+  t.throws(() => applyDelta(Buffer.from([16, 0xff, 0xff, 0xff, 0x7f]), base, 1000), PackError, 'too large')
+  fc.assert(fc.property(fc.uint8Array({ maxLength: 64 }), fc.uint8Array({ maxLength: 64 }), (delta, b) => {
+    try {
+      const out = applyDelta(delta, b, 4096)
+      return out.length <= 4096
+    } catch (err) {
+      return err instanceof PackError
+    }
+  }), { numRuns: 2000 })
+})
+
+t.test('a hostile pack is refused with a PackError, never another failure', async (t) => {
+  await t.rejects(indexPack(Buffer.from('PACK')), PackError, 'too short')
+  await t.rejects(indexPack(Buffer.concat([ofsPack.subarray(0, -1), Buffer.from([ofsPack.at(-1) as number ^ 1])])), PackError, 'checksum')
+  const blob = Buffer.from('hello\n')
+  await t.rejects(indexPack(makePack([{ type: 3, data: blob, size: 7 }])), PackError, 'size unlike the header')
+  await t.rejects(indexPack(makePack([{ type: 3, data: Buffer.alloc(10_000), size: 10_000 }]), { maxObjectBytes: 1000 }), PackError, 'past the limit')
+  await t.rejects(indexPack(makePack([{ type: 5, data: blob }])), PackError, 'unknown type')
+  await t.rejects(indexPack(makePack([{ type: 7, extra: Buffer.alloc(20, 1), data: makeDelta(blob, blob, 6) }])), PackError, 'base not in the pack')
+  await t.rejects(indexPack(makePack([{ type: 6, extra: Buffer.from([5]), data: makeDelta(blob, blob, 6) }])), PackError, 'offset to no object')
+  // Every byte of a real pack changed at random (the checksum made right again, so it is read through).
+  await fc.assert(fc.asyncProperty(
+    fc.array(fc.tuple(fc.nat({ max: ofsPack.length - 21 }), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 4 }),
+    async (changes) => {
+      const body = Buffer.from(ofsPack.subarray(0, -20))
+      for (const [at, xor] of changes) body[at] = (body[at] as number) ^ xor
+      const pack = Buffer.concat([body, createHash('sha1').update(body).digest()])
+      try {
+        const { idx } = await indexPack(pack, { maxObjectBytes: 1 << 20 })
+        return idx.length > 0
+      } catch (err) {
+        return err instanceof PackError
+      }
+    }), { numRuns: 300 })
+})
+
+t.test('a large pack gives the event loop turns while it is indexed', async (t) => {
+  let turns = 0
+  let done = false
+  const tick = (): void => {
+    turns++
+    if (!done) setImmediate(tick)
+  }
+  setImmediate(tick)
+  const { oids } = await indexPack(ofsPack, { sliceMs: 0 })
+  done = true
+  t.ok(turns >= oids.length / 2, `${turns} turns while ${oids.length} objects were indexed`)
+})

@@ -1,0 +1,134 @@
+import t from 'tap'
+import {
+  LIST_COUNT_LOOKAHEAD, likePattern, listStatements, pageEnvelope, parseListQuery, parseProjection, project, totalFromPage,
+  type ListQueryString, type ListSpec
+} from '../../../lib/lists/list-query.js'
+
+const SPEC: ListSpec = {
+  idField: '_id',
+  fields: ['_id', 'name', 'description', 'version'],
+  sortable: { name: 'name', _id: 'id' },
+  defaultSort: 'name',
+  filterable: { name: 'name', description: 'description' },
+  defaultFilterField: 'name',
+  maxLimit: 100,
+  maxValueLength: 255
+}
+
+const query = (q: Partial<ListQueryString> = {}): ListQueryString => ({ limit: 25, skip: 0, sort: 'name', order: 1, ...q })
+
+t.test('a query string becomes a request: defaults, order, filters on their fields', async (t) => {
+  const plain = parseListQuery(SPEC, query())
+  t.same(plain, { ok: true, value: { limit: 25, skip: 0, sort: 'name', order: 1, filters: [], projection: { kind: 'all' } } })
+  const full = parseListQuery(SPEC, query({ order: -1, sort: '_id', equals: 'a', contains: 'b', containsField: 'description', 'starts-with': 'c' }))
+  t.ok(full.ok)
+  if (!full.ok) return
+  t.equal(full.value.order, -1)
+  t.same(full.value.filters, [
+    { op: 'equals', field: 'name', value: 'a' },
+    { op: 'contains', field: 'description', value: 'b' },
+    { op: 'startsWith', field: 'name', value: 'c' }
+  ])
+  const camel = parseListQuery(SPEC, query({ startsWith: 'c', startsWithField: 'description' }))
+  t.same(camel.ok && camel.value.filters, [{ op: 'startsWith', field: 'description', value: 'c' }], 'startsWith is the same filter')
+})
+
+t.test('unknown fields and contradictions are named', async (t) => {
+  const reason = (q: Partial<ListQueryString>): string => {
+    const parsed = parseListQuery(SPEC, query(q))
+    return parsed.ok ? '' : parsed.reason
+  }
+  t.match(reason({ limit: Infinity }), /querystring\/limit must be an integer from 1 to 100/)
+  t.match(reason({ limit: 101 }), /querystring\/limit/)
+  t.match(reason({ skip: -Infinity }), /querystring\/skip must be an integer from 0/)
+  t.match(reason({ skip: 1e20 }), /querystring\/skip/)
+  t.match(reason({ sort: 'version' }), /querystring\/sort names unknown field "version"; known: name, _id/)
+  t.match(reason({ sort: 'constructor' }), /querystring\/sort/, 'no inherited property passes for a field')
+  t.match(reason({ equals: 'x', equalsField: 'members' }), /querystring\/equalsField names unknown field "members"/)
+  t.match(reason({ containsField: 'name' }), /querystring\/containsField is given without querystring\/contains/)
+  t.match(reason({ startsWith: 'a', 'starts-with': 'b' }), /two spellings of one filter/)
+  t.equal(reason({ startsWith: 'a', 'starts-with': 'a' }), '', 'both spellings agreeing is one filter')
+  t.match(reason({ include: 'name,members,colour' }), /querystring\/include names unknown fields "members", "colour"/)
+  t.match(reason({ exclude: 'secret' }), /querystring\/exclude names unknown field "secret"/)
+  t.match(reason({ include: 'name', exclude: 'version' }), /querystring\/exclude may only name "_id" together with include/)
+})
+
+t.test('projections: the id comes along with include unless excluded', async (t) => {
+  const doc = { _id: 'a1', name: 'Core', description: 'd', version: 3 }
+  const of = (include?: string, exclude?: string) => {
+    const projection = parseProjection(SPEC, { include, exclude })
+    if (!projection.ok) throw new Error(projection.reason)
+    return project(doc, projection.value)
+  }
+  t.same(of(), doc)
+  t.same(of('name'), { _id: 'a1', name: 'Core' })
+  t.same(of('name, version ,'), { _id: 'a1', name: 'Core', version: 3 }, 'spaces and empty entries are ignored')
+  t.same(of('name', '_id'), { name: 'Core' })
+  t.same(of(undefined, 'description,version'), { _id: 'a1', name: 'Core' })
+  t.same(of(undefined, '_id'), { name: 'Core', description: 'd', version: 3 })
+  t.same(of(''), doc, 'an empty include keeps everything')
+})
+
+t.test('the envelope names the neighbouring pages', async (t) => {
+  t.same(pageEnvelope(['a', 'b'], { skip: 0, limit: 2 }, 5), { items: ['a', 'b'], count: 2, skip: 0, limit: 2, total: 5, next: 2, previous: null })
+  t.same(pageEnvelope(['e'], { skip: 4, limit: 2 }, 5), { items: ['e'], count: 1, skip: 4, limit: 2, total: 5, next: null, previous: 2 })
+  t.same(pageEnvelope([], { skip: 1, limit: 25 }, 0), { items: [], count: 0, skip: 1, limit: 25, total: 0, next: null, previous: 0 })
+  t.same(pageEnvelope(['c', 'd'], { skip: 2, limit: 2 }, 4), { items: ['c', 'd'], count: 2, skip: 2, limit: 2, total: 4, next: null, previous: 0 })
+})
+
+t.test('a short page tells the total itself; a full or empty one past the start does not', async (t) => {
+  t.equal(totalFromPage({ skip: 0, limit: 25 }, 11), 11)
+  t.equal(totalFromPage({ skip: 0, limit: 25 }, 0), 0)
+  t.equal(totalFromPage({ skip: 50, limit: 25 }, 3), 53)
+  t.equal(totalFromPage({ skip: 0, limit: 25 }, 25), undefined)
+  t.equal(totalFromPage({ skip: 50, limit: 25 }, 0), undefined)
+})
+
+t.test('LIKE patterns take the value literally', async (t) => {
+  t.equal(likePattern('core', true, true), '%core%')
+  t.equal(likePattern('50%_off', true, true), '%50\\%\\_off%')
+  t.equal(likePattern('a\\b', false, true), 'a\\\\b%')
+})
+
+t.test('the SQL: the page in index order without a window function, the count bounded, values as parameters', async (t) => {
+  const parsed = parseListQuery(SPEC, query({ skip: 50, limit: 10, order: -1, contains: "x'; DROP TABLE t; --" }))
+  if (!parsed.ok) throw new Error(parsed.reason)
+  const one = listStatements(SPEC, parsed.value, { table: 't', columns: 'id, name', arms: [[]], params: [] })
+  t.equal(one.page.text, "SELECT id, name FROM t WHERE (name COLLATE \"default\") ILIKE $1 ESCAPE '\\' ORDER BY name DESC LIMIT $2 OFFSET $3")
+  t.same(one.page.params, ["%x'; DROP TABLE t; --%", 10, 50])
+  t.equal(one.count.text, "SELECT ((SELECT count(*) FROM (SELECT 1 FROM t WHERE (name COLLATE \"default\") ILIKE $1 ESCAPE '\\' LIMIT $2) AS counted))::int AS n")
+  t.same(one.count.params, ["%x'; DROP TABLE t; --%", 50 + 10 + LIST_COUNT_LOOKAHEAD])
+  t.equal(one.carriesTotal, false, 'a search often ends within its page: its count runs only when needed')
+  t.notMatch(one.page.text + one.count.text, /OVER|DROP/, 'no window function; the value never in the text')
+
+  const plain = parseListQuery(SPEC, query())
+  if (!plain.ok) throw new Error(plain.reason)
+  const two = listStatements(SPEC, plain.value, { table: 't', columns: 'id, name', arms: [['public'], ['groups && $1::text[]']], params: [['g']] })
+  const counted = '((SELECT count(*) FROM (SELECT 1 FROM t WHERE public LIMIT $2) AS counted) + ' +
+    '(SELECT count(*) FROM (SELECT 1 FROM t WHERE groups && $1::text[] LIMIT $2) AS counted))::int'
+  t.equal(two.carriesTotal, true, 'without filters the page carries its count')
+  t.equal(two.page.text.replace(/\s+/g, ' '),
+    `SELECT listed.*, ${counted.replace(/\$2/g, '$5')} AS list_total FROM (` +
+    'SELECT * FROM ((SELECT id, name FROM t WHERE public ORDER BY name ASC LIMIT $2) UNION ALL ' +
+    '(SELECT id, name FROM t WHERE groups && $1::text[] ORDER BY name ASC LIMIT $2)) AS page ORDER BY name ASC LIMIT $3 OFFSET $4' +
+    ') AS listed ORDER BY name ASC')
+  t.same(two.page.params, [['g'], 25, 25, 0, 25 + LIST_COUNT_LOOKAHEAD], 'each arm reads at most skip + limit rows')
+  t.equal(two.count.text, `SELECT ${counted} AS n`)
+  t.same(two.count.params, [['g'], 25 + LIST_COUNT_LOOKAHEAD], 'each statement carries only the parameters it names')
+})
+
+t.test('contains with frequent trigrams: the index looks up a part without them, the whole value is tested after', async (t) => {
+  const parsed = parseListQuery(SPEC, query({ contains: 'oup 4242' }))
+  if (!parsed.ok) throw new Error(parsed.reason)
+  const source = { table: 't', columns: 'id, name', arms: [[]], params: [] }
+  const { page, count } = listStatements(SPEC, parsed.value, source, { name: new Set(['oup', 'up ']) })
+  t.equal(page.text, "SELECT id, name FROM t WHERE (name COLLATE \"default\") ILIKE $1 ESCAPE '\\' AND " +
+    "((name COLLATE \"default\") ILIKE $2 ESCAPE '\\') IS TRUE ORDER BY name ASC LIMIT $3 OFFSET $4")
+  t.same(page.params, ['% 4242%', '%oup 4242%', 25, 0])
+  t.match(count.text, /ILIKE \$1 ESCAPE '\\' AND \(\(name COLLATE "default"\) ILIKE \$2 ESCAPE '\\'\) IS TRUE LIMIT \$3/)
+
+  const other = listStatements(SPEC, parsed.value, source, { description: new Set(['oup', 'up ']) })
+  t.same(other.page.params, ['%oup 4242%', 25, 0], 'trigrams of another field change nothing')
+  const rare = listStatements(SPEC, parsed.value, source, { name: new Set(['gro']) })
+  t.same(rare.page.params, ['%oup 4242%', 25, 0], 'a value without frequent trigrams is looked up whole')
+})

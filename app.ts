@@ -6,6 +6,7 @@ import type { DestinationStream } from 'pino'
 import configPlugin, { type Config } from './plugins/core/config.js'
 import databasePlugin from './plugins/database/index.js'
 import dataDirPlugin from './plugins/core/data-dir.js'
+import secretsPlugin from './plugins/core/secrets.js'
 import usersRepositoryPlugin from './plugins/auth/users-repository.js'
 import sessionsRepositoryPlugin from './plugins/auth/sessions-repository.js'
 import componentGroupsRepositoryPlugin from './plugins/studio/component-groups-repository.js'
@@ -151,6 +152,7 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   await app.register(publicUrlPlugin)
   await app.register(openapiPlugin)
   await app.register(dataDirPlugin)
+  await app.register(secretsPlugin)
   await app.register(databasePlugin)
   await app.register(usersRepositoryPlugin)
   await app.register(sessionsRepositoryPlugin)

@@ -1,9 +1,8 @@
 // Each user's own Git token per provider, sealed at rest with the key of adapter passwords
 // (lib/auth/secret-box.ts): written and removed through the API, read only to talk to the provider.
-import type { FastifyBaseLogger } from 'fastify'
-import type { Config } from '../core/config.js'
 import type { Queryable } from '../database/index.js'
-import { passwordSealer } from '../orchestrator/adapters-repository.js'
+import type { SecretSealer } from '../core/secrets.js'
+import { SecretKeyMismatch } from '../../lib/auth/secret-box.js'
 import { HttpError } from '../../lib/http/errors.js'
 import type { GitProvider } from '../../lib/git/providers.js'
 import type { UserGitCredentials } from './transport.js'
@@ -19,8 +18,7 @@ export interface GitCredentialsStore {
 // The sealed value is bound to its user and provider: copied onto another row it does not open.
 const context = (username: string, provider: GitProvider): string => `git-credential:${provider.name.toLowerCase()}:${username}`
 
-export function gitCredentialsStore (db: Queryable, config: Pick<Config, 'ORCHESTRATOR_SECRET_KEY' | 'DATA_DIR' | 'DATABASE_URL'>, log: FastifyBaseLogger): GitCredentialsStore {
-  const sealer = passwordSealer(config, log)
+export function gitCredentialsStore (db: Queryable, sealer: SecretSealer): GitCredentialsStore {
   return {
     async set (username, provider, credentials) {
       const sealed = await sealer.seal(credentials.token, context(username, provider))
@@ -44,9 +42,9 @@ export function gitCredentialsStore (db: Queryable, config: Pick<Config, 'ORCHES
       try {
         token = await sealer.open(row.token_sealed, context(username, provider))
       } catch (err) {
-        if (!(err instanceof HttpError)) throw err
+        if (!(err instanceof SecretKeyMismatch)) throw err
         throw new HttpError(500, `The Git token stored for user ${username} for provider ${provider.name} cannot be decrypted with this ` +
-          "instance's key; give every instance the same ORCHESTRATOR_SECRET_KEY, or store the token again", { code: 'GIT_CREDENTIAL_UNREADABLE' })
+          "instance's key; give every instance the same ORCHESTRATOR_SECRET_KEY, or store the token again", { code: 'GIT_CREDENTIAL_UNREADABLE', cause: err })
       }
       return { owner: username, token, ...(row.token_username === null ? {} : { username: row.token_username }) }
     }

@@ -63,7 +63,7 @@ export default fp(async (fastify) => {
     ...gitProjects({ db: fastify.db, caches: gitCaches(config.DATA_DIR), pushCapabilities, dispatcher, maxResponseBytes }),
     ...gitBranches({ db: fastify.db, pushCapabilities, dispatcher, maxResponseBytes })
   }
-  const credentials = gitCredentialsStore(fastify.db, config, fastify.log)
+  const credentials = gitCredentialsStore(fastify.db, fastify.secrets)
   const durations = new Histogram({
     name: 'git_operation_duration_seconds',
     help: 'Duration of Git operations (lock wait, fetch, commit and push), by provider, operation and outcome',
@@ -103,4 +103,4 @@ export default fp(async (fastify) => {
   }
   fastify.decorate('git', service)
   fastify.addHook('onClose', async () => { await dispatcher.close() })
-}, { name: 'git', dependencies: ['config', 'database', 'metrics'] })
+}, { name: 'git', dependencies: ['config', 'database', 'metrics', 'secrets'] })

@@ -1,13 +1,10 @@
 import fp from 'fastify-plugin'
-import type { FastifyBaseLogger } from 'fastify'
-import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises'
-import path from 'node:path'
-import type { Config } from '../core/config.js'
 import type { Queryable } from '../database/index.js'
 import { ADAPTER_DEFAULTS, ADAPTER_LIST, type Adapter, type AdapterCreate, type AdapterUpdate } from '../../schemas/orchestrator.js'
 import { listStatements, readPage, type ListRequest } from '../../lib/lists/list-query.js'
 import { HttpError } from '../../lib/http/errors.js'
-import { SecretKeyMismatch, deriveKey, generateSecret, open, seal } from '../../lib/auth/secret-box.js'
+import { SecretKeyMismatch } from '../../lib/auth/secret-box.js'
+import type { SecretSealer } from '../core/secrets.js'
 
 interface AdapterRow {
   id: string
@@ -56,30 +53,13 @@ function toAdapter (row: AdapterRow): Adapter {
   }
 }
 
-/** Seals and opens adapter passwords; the key is loaded on first use. */
-export interface PasswordSealer {
-  seal: (password: string, adapterId: string) => Promise<string>
-  open: (sealed: string, adapterId: string) => Promise<string>
-}
-
-export const KEY_FILE = 'orchestrator-secret.key'
-
-/**
- * The key comes from ORCHESTRATOR_SECRET_KEY, else from DATA_DIR/orchestrator-secret.key, made on
- * first use. Instances sharing a PostgreSQL server must share the key: set the variable there.
- */
-export function passwordSealer (config: Pick<Config, 'ORCHESTRATOR_SECRET_KEY' | 'DATA_DIR' | 'DATABASE_URL'>, log: FastifyBaseLogger): PasswordSealer {
-  let key: Promise<Buffer> | undefined
-  const getKey = async (): Promise<Buffer> => {
-    key ??= loadKey(config, log).catch((err: unknown) => { key = undefined; throw err })
-    return await key
-  }
-  return {
-    seal: async (password, adapterId) => seal(await getKey(), password, adapterId),
-    async open (sealed, adapterId) {
-      const k = await getKey()
+/** Orchestrator adapters table access; passwords go in sealed and come out only for the relay. */
+export function adaptersRepository (db: Queryable, secrets: SecretSealer) {
+  const sealer = {
+    seal: secrets.seal,
+    async open (sealed: string, adapterId: string): Promise<string> {
       try {
-        return open(k, sealed, adapterId)
+        return await secrets.open(sealed, adapterId)
       } catch (err) {
         if (!(err instanceof SecretKeyMismatch)) throw err
         throw new HttpError(500, `The stored password of adapter "${adapterId}" cannot be decrypted with this instance's key ` +
@@ -88,35 +68,6 @@ export function passwordSealer (config: Pick<Config, 'ORCHESTRATOR_SECRET_KEY' |
       }
     }
   }
-}
-
-async function loadKey (config: Pick<Config, 'ORCHESTRATOR_SECRET_KEY' | 'DATA_DIR' | 'DATABASE_URL'>, log: FastifyBaseLogger): Promise<Buffer> {
-  if (config.ORCHESTRATOR_SECRET_KEY !== undefined) return deriveKey(config.ORCHESTRATOR_SECRET_KEY)
-  const file = path.resolve(config.DATA_DIR, KEY_FILE)
-  const existing = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return undefined
-    throw err
-  })
-  if (existing !== undefined) return deriveKey(existing.trim())
-  // Written aside, then linked into place: link fails if another process got there first, and a
-  // reader never sees a half-written key.
-  await mkdir(config.DATA_DIR, { recursive: true })
-  const partial = `${file}.${process.pid}.${Date.now()}.partial`
-  await writeFile(partial, generateSecret() + '\n', { mode: 0o600 })
-  try {
-    await link(partial, file)
-    log.warn({ file, shared: config.DATABASE_URL !== undefined },
-      'generated the key that encrypts orchestrator adapter passwords; instances sharing a database need the same ORCHESTRATOR_SECRET_KEY')
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-  } finally {
-    await unlink(partial)
-  }
-  return deriveKey((await readFile(file, 'utf8')).trim())
-}
-
-/** Orchestrator adapters table access; passwords go in sealed and come out only for the relay. */
-export function adaptersRepository (db: Queryable, sealer: PasswordSealer) {
   return {
     /** A page of adapters, and how many match (see LIST_COUNT_LOOKAHEAD). */
     async list (request: ListRequest): Promise<{ items: Adapter[], total: number }> {
@@ -201,5 +152,5 @@ declare module 'fastify' {
 }
 
 export default fp(async (fastify) => {
-  fastify.decorate('adaptersRepository', adaptersRepository(fastify.db, passwordSealer(fastify.config, fastify.log)))
-}, { name: 'orchestrator-adapters', dependencies: ['config', 'database'] })
+  fastify.decorate('adaptersRepository', adaptersRepository(fastify.db, fastify.secrets))
+}, { name: 'orchestrator-adapters', dependencies: ['database', 'secrets'] })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { KEY_FILE } from '../../../plugins/orchestrator/adapters-repository.js'
+import { KEY_FILE } from '../../../plugins/core/secrets.js'
 import { ADMIN, adminAuth, buildTestApp, captureLogs, createTestDatabase, testDatabases, type TestApp, type TestDatabase } from '../../helper.js'
 import { createAdapter, nsoAdapter, startNso } from '../../helpers/nso.js'
 

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http'
+import createError from '@fastify/error'
 
 /** The one error body of the service (Fastify's shape), plus extra detail fields where useful. */
 export interface ErrorBody {
@@ -9,11 +10,14 @@ export interface ErrorBody {
   [detail: string]: unknown
 }
 
-/** An error that carries its HTTP status and, optionally, extra fields for the body. */
+/**
+ * An error that carries its HTTP status and, optionally, extra fields for the body. The errors of
+ * the areas' catalogs (defineError) are HttpErrors; construct those, never this class directly.
+ */
 export class HttpError extends Error {
   readonly statusCode: number
   readonly code?: string
-  readonly details?: Record<string, unknown>
+  details?: Record<string, unknown>
 
   constructor (statusCode: number, message: string, options: { code?: string, details?: Record<string, unknown>, cause?: unknown } = {}) {
     super(message, { cause: options.cause })
@@ -22,6 +26,46 @@ export class HttpError extends Error {
     this.code = options.code
     this.details = options.details
   }
+}
+
+/** One entry of an area's error catalog. */
+export interface CatalogEntry {
+  code: string
+  statusCode: number
+  /** The message template (util.format: each %s takes the next argument). */
+  message: string
+}
+
+const catalog = new Map<string, CatalogEntry>()
+
+/** Every code defined so far by the catalogs loaded (lib/<area>/errors.ts): docs/errors.md lists them. */
+export function catalogEntries (): CatalogEntry[] {
+  return [...catalog.values()]
+}
+
+/**
+ * Defines one error of an area's catalog (@fastify/error): its code, status and message template,
+ * each once. Its instances are HttpErrors: the error handler sends their message; a last argument
+ * `{ cause }` keeps the cause for the log.
+ */
+export function defineError<Args extends unknown[] = []> (code: string, message: string, statusCode: number): CatalogErrorConstructor<Args> {
+  if (catalog.has(code)) throw new Error(`error code ${code} is defined twice`)
+  catalog.set(code, { code, statusCode, message })
+  return createError(code, message, statusCode, HttpError as unknown as ErrorConstructor) as unknown as CatalogErrorConstructor<Args>
+}
+
+/** An error of a catalog: its code and status are set. */
+export type CatalogError = HttpError & { code: string, statusCode: number }
+
+/** The template's arguments, optionally followed by `{ cause }`. */
+export interface CatalogErrorConstructor<Args extends unknown[]> {
+  new (...args: Args | [...Args, { cause: unknown }]): CatalogError
+}
+
+/** `err` with fields added to its body (a relayed upstream answer, a retry delay). */
+export function withDetails<E extends Error> (err: E, details: Record<string, unknown>): E {
+  (err as E & { details?: Record<string, unknown> }).details = details
+  return err
 }
 
 // Codes from node's sockets and PostgreSQL (class 08 connection exception, class 57 operator

@@ -267,7 +267,7 @@ for (const database of testDatabases) {
     t.test('unknown adapter: 404; invalid adapter id: 400; nothing upstream', async (t) => {
       const unknown = await query(app, 'nope', { path: '/restconf/data', accept: YANG_JSON })
       t.equal(unknown.statusCode, 404)
-      t.same(unknown.json(), { statusCode: 404, error: 'Not Found', message: 'Orchestrator adapter "nope" not found' })
+      t.same(unknown.json(), { statusCode: 404, error: 'Not Found', message: 'Orchestrator adapter "nope" not found', code: 'ADAPTER_NOT_FOUND' })
       t.equal((await action(app, 'nope', { path: '/restconf/data', accept: YANG_JSON })).statusCode, 404)
       t.equal((await query(app, 'bad..id%20', { path: '/restconf/data', accept: YANG_JSON })).statusCode, 400)
       t.equal((await query(app, 'nope', { path: 'http://evil/', accept: YANG_JSON })).statusCode, 400, 'parameters are checked first')

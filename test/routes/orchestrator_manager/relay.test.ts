@@ -1,3 +1,4 @@
+// Over 300 lines: restAction and restQuery share one NSO stand-in and app per database, case by case.
 import t, { type Test } from 'tap'
 import { request } from 'undici'
 import { adminAuth, buildTestApp, createUser, testDatabases, type TestApp } from '../../helper.js'

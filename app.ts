@@ -35,7 +35,6 @@ import studioRoutes from './routes/studio/component-groups.js'
 import gitPlugin from './plugins/git/index.js'
 import gitProjectsRoutes from './routes/git/projects.js'
 import gitCredentialsRoutes from './routes/git/credentials.js'
-import orchestratorAdaptersPlugin from './plugins/orchestrator/adapters-repository.js'
 import orchestratorPlugin from './plugins/orchestrator/index.js'
 import orchestratorAdapterRoutes from './routes/orchestrator_manager/adapters.js'
 import orchestratorRelayRoutes from './routes/orchestrator_manager/relay.js'
@@ -160,7 +159,6 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   await app.register(authPlugin)
   await app.register(metricsPlugin)
   await app.register(gitPlugin)
-  await app.register(orchestratorAdaptersPlugin)
   await app.register(orchestratorPlugin)
 
   await app.register(healthRoutes)

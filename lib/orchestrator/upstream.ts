@@ -1,7 +1,8 @@
 // What the relay makes of an orchestrator's answer or failure (design "Orchestrator relay"):
 // bodies decoded for the reply, and every failure turned into the one error shape.
 import { STATUS_CODES } from 'node:http'
-import { HttpError } from '../http/errors.js'
+import { withDetails, type CatalogError } from '../http/errors.js'
+import { UpstreamError, UpstreamInvalidJson, UpstreamResponseTooLarge, UpstreamTimeout, UpstreamUnreachable } from './errors.js'
 import { JsonChecker } from './json-check.js'
 import { isJsonMediaType } from './relay-request.js'
 
@@ -37,43 +38,40 @@ export function isUpstreamSuccess (status: number): boolean {
   return status >= 200 && status < 300
 }
 
-/**
- * The 502 of an upstream error status. Its body carries the orchestrator's status and body; a log
- * line of it carries the status and the body's first LOGGED_ERROR_BODY_MAX_CHARS characters only.
- */
-export class UpstreamStatusError extends HttpError {
-  /** What a log line shows of the orchestrator's answer. */
-  readonly upstream: { status: number, body: string, bytes: number, truncated: boolean }
-
-  constructor (adapterId: string, answer: UpstreamAnswer) {
-    const reason = STATUS_CODES[answer.status]
-    const truncated = answer.truncated === true
-    super(502, `Orchestrator adapter "${adapterId}" answered ${answer.status}${reason === undefined ? '' : ` ${reason}`}`, {
-      code: 'UPSTREAM_ERROR',
-      details: {
-        upstream: {
-          status: answer.status,
-          body: decodeUpstreamBody(answer.contentType, answer.body, truncated) ?? null,
-          ...(truncated ? { truncated: true } : {})
-        }
-      }
-    })
-    // The reply's details stay readable but out of the logged fields (an error is logged whole).
-    Object.defineProperty(this, 'details', { enumerable: false })
-    const text = answer.body.subarray(0, LOGGED_ERROR_BODY_MAX_CHARS * 4).toString('utf8')
-    const cut = truncated || text.length > LOGGED_ERROR_BODY_MAX_CHARS || answer.body.length > LOGGED_ERROR_BODY_MAX_CHARS * 4
-    this.upstream = { status: answer.status, body: text.slice(0, LOGGED_ERROR_BODY_MAX_CHARS), bytes: answer.body.length, truncated: cut }
-  }
+/** What a log line shows of an orchestrator's error answer (its `upstream` field). */
+export interface LoggedUpstreamAnswer {
+  status: number
+  body: string
+  bytes: number
+  truncated: boolean
 }
 
-/** 502 for an upstream 3xx/4xx/5xx, carrying its status and body (e.g. `ietf-restconf:errors`) untouched. */
-export function upstreamStatusError (adapterId: string, answer: UpstreamAnswer): HttpError {
-  return new UpstreamStatusError(adapterId, answer)
+/**
+ * The 502 of an upstream 3xx/4xx/5xx. Its body carries the orchestrator's status and body (e.g.
+ * `ietf-restconf:errors`) untouched; a log line of it carries the status and the body's first
+ * LOGGED_ERROR_BODY_MAX_CHARS characters only.
+ */
+export function upstreamStatusError (adapterId: string, answer: UpstreamAnswer): CatalogError & { upstream: LoggedUpstreamAnswer } {
+  const reason = STATUS_CODES[answer.status]
+  const truncated = answer.truncated === true
+  const err = withDetails(new UpstreamError(adapterId, `${answer.status}${reason === undefined ? '' : ` ${reason}`}`), {
+    upstream: {
+      status: answer.status,
+      body: decodeUpstreamBody(answer.contentType, answer.body, truncated) ?? null,
+      ...(truncated ? { truncated: true } : {})
+    }
+  })
+  // The reply's details stay readable but out of the logged fields (an error is logged whole).
+  Object.defineProperty(err, 'details', { enumerable: false })
+  const text = answer.body.subarray(0, LOGGED_ERROR_BODY_MAX_CHARS * 4).toString('utf8')
+  const cut = truncated || text.length > LOGGED_ERROR_BODY_MAX_CHARS || answer.body.length > LOGGED_ERROR_BODY_MAX_CHARS * 4
+  const upstream = { status: answer.status, body: text.slice(0, LOGGED_ERROR_BODY_MAX_CHARS), bytes: answer.body.length, truncated: cut }
+  return Object.assign(err, { upstream })
 }
 
 /** 502 for a 2xx answer that claims JSON and is not JSON a client can read. */
-export function upstreamInvalidJson (adapterId: string, reason: string): HttpError {
-  return new HttpError(502, `Orchestrator adapter "${adapterId}" answered invalid JSON (${reason})`, { code: 'UPSTREAM_INVALID_JSON' })
+export function upstreamInvalidJson (adapterId: string, reason: string): CatalogError {
+  return new UpstreamInvalidJson(adapterId, reason)
 }
 
 // undici's own deadlines (a backstop behind the AbortSignal) mean the same as ours.
@@ -91,19 +89,16 @@ export function isClosedPoolError (err: unknown): boolean {
 }
 
 /** 504 when the adapter's deadline passed, 502 when the orchestrator could not be reached or read. */
-export function upstreamFailure (adapterId: string, err: unknown, limits: { timeoutMs: number, maxBytes: number }): HttpError {
+export function upstreamFailure (adapterId: string, err: unknown, limits: { timeoutMs: number, maxBytes: number }): CatalogError {
   const code = errorCode(err)
   const name = (err as { name?: unknown } | null)?.name
   if (name === 'TimeoutError' || (code !== undefined && TIMEOUT_CODES.has(code))) {
-    return new HttpError(504, `Orchestrator adapter "${adapterId}" did not answer within ${limits.timeoutMs} ms`,
-      { code: 'UPSTREAM_TIMEOUT', cause: err })
+    return new UpstreamTimeout(adapterId, limits.timeoutMs, { cause: err })
   }
   if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
-    return new HttpError(502, `Orchestrator adapter "${adapterId}" answered with more than ${limits.maxBytes} bytes`,
-      { code: 'UPSTREAM_RESPONSE_TOO_LARGE', cause: err })
+    return new UpstreamResponseTooLarge(adapterId, limits.maxBytes, { cause: err })
   }
   const message = err instanceof Error ? err.message : String(err)
   const detail = code === undefined || message.includes(code) ? message : `${code}: ${message}`
-  return new HttpError(502, `Could not reach orchestrator adapter "${adapterId}" (${detail})`,
-    { code: 'UPSTREAM_UNREACHABLE', cause: err })
+  return new UpstreamUnreachable(adapterId, detail, { cause: err })
 }

@@ -1,8 +1,9 @@
-import fp from 'fastify-plugin'
+// The adapters registry's table access: a plain factory, which plugins/orchestrator/index.ts decorates
+// the instance with (fastify.adaptersRepository).
 import type { Queryable } from '../database/index.js'
 import { ADAPTER_DEFAULTS, ADAPTER_LIST, type Adapter, type AdapterCreate, type AdapterUpdate } from '../../schemas/orchestrator.js'
 import { listStatements, readPage, type ListRequest } from '../../lib/lists/list-query.js'
-import { HttpError } from '../../lib/http/errors.js'
+import { AdapterSecretUnreadable } from '../../lib/orchestrator/errors.js'
 import { SecretKeyMismatch } from '../../lib/auth/secret-box.js'
 import type { SecretSealer } from '../core/secrets.js'
 
@@ -35,9 +36,6 @@ export interface RelayAdapter {
   revision: string
 }
 
-/** The 404 of an adapter id that is not in the registry. */
-export const adapterNotFound = (id: string): HttpError => new HttpError(404, `Orchestrator adapter "${id}" not found`)
-
 const COLUMNS = 'id, base_url, username, timeout_ms, reject_unauthorized, ca, created_at, updated_at'
 
 function toAdapter (row: AdapterRow): Adapter {
@@ -62,9 +60,7 @@ export function adaptersRepository (db: Queryable, secrets: SecretSealer) {
         return await secrets.open(sealed, adapterId)
       } catch (err) {
         if (!(err instanceof SecretKeyMismatch)) throw err
-        throw new HttpError(500, `The stored password of adapter "${adapterId}" cannot be decrypted with this instance's key ` +
-          `(${err.message}). Give every instance the same ORCHESTRATOR_SECRET_KEY, or store the password again.`,
-        { code: 'ADAPTER_SECRET_UNREADABLE', cause: err })
+        throw new AdapterSecretUnreadable(adapterId, err.message, { cause: err })
       }
     }
   }
@@ -144,13 +140,3 @@ export function adaptersRepository (db: Queryable, secrets: SecretSealer) {
 }
 
 export type AdaptersRepository = ReturnType<typeof adaptersRepository>
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    adaptersRepository: AdaptersRepository
-  }
-}
-
-export default fp(async (fastify) => {
-  fastify.decorate('adaptersRepository', adaptersRepository(fastify.db, fastify.secrets))
-}, { name: 'orchestrator-adapters', dependencies: ['database', 'secrets'] })

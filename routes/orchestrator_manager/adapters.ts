@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ADMINS } from '../../plugins/auth/index.js'
-import { adapterNotFound } from '../../plugins/orchestrator/adapters-repository.js'
-import { HttpError } from '../../lib/http/errors.js'
 import { pageEnvelope, parseListQuery, project } from '../../lib/lists/list-query.js'
 import { checkBaseUrl, checkCaBundle } from '../../lib/orchestrator/adapter.js'
+import { AdapterExists, AdapterNotFound, InvalidAdapter, InvalidAdapterListQuery } from '../../lib/orchestrator/errors.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
 import { Adapter, ADAPTER_LIST, AdapterCreate, AdapterList, AdapterListQuery, AdapterParams, AdapterUpdate } from '../../schemas/orchestrator.js'
 
@@ -12,12 +11,12 @@ function checkSettings<T extends { baseUrl?: string, ca?: string | null }> (inpu
   const checked = { ...input }
   if (input.baseUrl !== undefined) {
     const baseUrl = checkBaseUrl(input.baseUrl, 'body/baseUrl')
-    if (!baseUrl.ok) throw new HttpError(400, baseUrl.reason, { code: 'INVALID_ADAPTER' })
+    if (!baseUrl.ok) throw new InvalidAdapter(baseUrl.reason)
     checked.baseUrl = baseUrl.value
   }
   if (typeof input.ca === 'string') {
     const ca = checkCaBundle(input.ca, 'body/ca')
-    if (!ca.ok) throw new HttpError(400, ca.reason, { code: 'INVALID_ADAPTER' })
+    if (!ca.ok) throw new InvalidAdapter(ca.reason)
   }
   return checked
 }
@@ -40,7 +39,7 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const list = parseListQuery(ADAPTER_LIST, request.query)
-    if (!list.ok) throw new HttpError(400, list.reason)
+    if (!list.ok) throw new InvalidAdapterListQuery(list.reason)
     const { items, total } = await repo.list(list.value)
     return pageEnvelope(items.map((adapter) => project(adapter, list.value.projection)), list.value, total)
   })
@@ -50,7 +49,7 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { summary: 'Create an orchestrator adapter', tags, body: AdapterCreate, response: { 200: Adapter, ...errorResponses(400, 409) } }
   }, async (request) => {
     const adapter = await repo.create(checkSettings(request.body))
-    if (adapter === undefined) throw new HttpError(409, `Orchestrator adapter "${request.body.id}" already exists`)
+    if (adapter === undefined) throw new AdapterExists(request.body.id)
     fastify.orchestrator.forget(adapter.id)
     return adapter
   })
@@ -60,7 +59,7 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { summary: 'Get an orchestrator adapter', tags, params: AdapterParams, response: { 200: Adapter, ...errorResponses(400, 404) } }
   }, async (request) => {
     const adapter = await repo.get(request.params.id)
-    if (adapter === undefined) throw adapterNotFound(request.params.id)
+    if (adapter === undefined) throw new AdapterNotFound(request.params.id)
     return adapter
   })
 
@@ -76,7 +75,7 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const adapter = await repo.update(request.params.id, checkSettings(request.body))
     fastify.orchestrator.forget(request.params.id)
-    if (adapter === undefined) throw adapterNotFound(request.params.id)
+    if (adapter === undefined) throw new AdapterNotFound(request.params.id)
     return adapter
   })
 
@@ -91,7 +90,7 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const deleted = await repo.remove(request.params.id)
     fastify.orchestrator.forget(request.params.id)
-    if (!deleted) throw adapterNotFound(request.params.id)
+    if (!deleted) throw new AdapterNotFound(request.params.id)
     return { deleted }
   })
 }

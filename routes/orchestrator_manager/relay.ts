@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ADMINS } from '../../plugins/auth/index.js'
-import { HttpError } from '../../lib/http/errors.js'
 import { checkActionParams, checkQueryParams } from '../../lib/orchestrator/relay-request.js'
 import type { CheckResult } from '../../lib/http/check-result.js'
 import { upstreamInvalidJson } from '../../lib/orchestrator/upstream.js'
+import { InvalidRelayParams } from '../../lib/orchestrator/errors.js'
 import { actionBody } from '../../lib/orchestrator/action-body.js'
 import { pipeline } from 'node:stream'
 import { errorResponses } from '../../schemas/common.js'
@@ -13,7 +13,7 @@ import {
 
 // Nothing goes upstream unless the parameters pass lib/orchestrator/relay-request.ts.
 function checked<T> (result: CheckResult<T>): T {
-  if (!result.ok) throw new HttpError(400, result.reason, { code: 'INVALID_RELAY_PARAMS' })
+  if (!result.ok) throw new InvalidRelayParams(result.reason)
   return result.value
 }
 

@@ -1,3 +1,4 @@
+// Over 300 lines: one table of accepted and refused values per relay parameter.
 import t from 'tap'
 import {
   checkActionParams,

@@ -1,3 +1,4 @@
+// Over 300 lines: restAction and restQuery share one NSO stand-in and app per database, case by case.
 import t, { type Test } from 'tap'
 import { request } from 'undici'
 import { adminAuth, buildTestApp, createUser, testDatabases, type TestApp } from '../../helper.js'
@@ -267,7 +268,7 @@ for (const database of testDatabases) {
     t.test('unknown adapter: 404; invalid adapter id: 400; nothing upstream', async (t) => {
       const unknown = await query(app, 'nope', { path: '/restconf/data', accept: YANG_JSON })
       t.equal(unknown.statusCode, 404)
-      t.same(unknown.json(), { statusCode: 404, error: 'Not Found', message: 'Orchestrator adapter "nope" not found' })
+      t.same(unknown.json(), { statusCode: 404, error: 'Not Found', message: 'Orchestrator adapter "nope" not found', code: 'ADAPTER_NOT_FOUND' })
       t.equal((await action(app, 'nope', { path: '/restconf/data', accept: YANG_JSON })).statusCode, 404)
       t.equal((await query(app, 'bad..id%20', { path: '/restconf/data', accept: YANG_JSON })).statusCode, 400)
       t.equal((await query(app, 'nope', { path: 'http://evil/', accept: YANG_JSON })).statusCode, 400, 'parameters are checked first')

@@ -1,0 +1,27 @@
+// The orchestrator area's errors (adapters registry and relay): each code once, with its status
+// and message. docs/errors.md lists them under "Orchestrator".
+import { defineError } from '../http/errors.js'
+
+// Adapters registry
+export const InvalidAdapter = defineError<[reason: string]>('INVALID_ADAPTER', '%s', 400)
+export const InvalidAdapterListQuery = defineError<[reason: string]>('INVALID_ADAPTER_LIST_QUERY', '%s', 400)
+export const AdapterNotFound = defineError<[id: string]>('ADAPTER_NOT_FOUND', 'Orchestrator adapter "%s" not found', 404)
+export const AdapterExists = defineError<[id: string]>('ADAPTER_EXISTS', 'Orchestrator adapter "%s" already exists', 409)
+export const AdapterSecretUnreadable = defineError<[id: string, reason: string]>('ADAPTER_SECRET_UNREADABLE',
+  'The stored password of adapter "%s" cannot be decrypted with this instance\'s key (%s). ' +
+  'Give every instance the same ORCHESTRATOR_SECRET_KEY, or store the password again.', 500)
+
+// Relay
+export const InvalidRelayParams = defineError<[reason: string]>('INVALID_RELAY_PARAMS', '%s', 400)
+/** `answer` is the status with its reason phrase when it has one ("409 Conflict", "599"). */
+export const UpstreamError = defineError<[id: string, answer: string]>('UPSTREAM_ERROR', 'Orchestrator adapter "%s" answered %s', 502)
+export const UpstreamInvalidJson = defineError<[id: string, reason: string]>('UPSTREAM_INVALID_JSON',
+  'Orchestrator adapter "%s" answered invalid JSON (%s)', 502)
+export const UpstreamUnreachable = defineError<[id: string, detail: string]>('UPSTREAM_UNREACHABLE',
+  'Could not reach orchestrator adapter "%s" (%s)', 502)
+export const UpstreamResponseTooLarge = defineError<[id: string, maxBytes: number]>('UPSTREAM_RESPONSE_TOO_LARGE',
+  'Orchestrator adapter "%s" answered with more than %s bytes', 502)
+export const UpstreamTimeout = defineError<[id: string, timeoutMs: number]>('UPSTREAM_TIMEOUT',
+  'Orchestrator adapter "%s" did not answer within %s ms', 504)
+// Only the relay's client refuses calls while the instance closes.
+export const ShuttingDown = defineError('SHUTTING_DOWN', 'The service is shutting down', 503)

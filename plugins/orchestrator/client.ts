@@ -1,0 +1,240 @@
+// The relay's client to the orchestrators: one keep-alive undici Pool per adapter, adapter rows
+// cached, calls under their adapter's deadline and size limit (plugins/orchestrator/exchange.ts).
+import { Pool } from 'undici'
+import { basicAuthorization } from '../../lib/auth/basic-auth-header.js'
+import { HttpError } from '../../lib/http/errors.js'
+import { splitBaseUrl, upstreamPath, type UpstreamBase } from '../../lib/orchestrator/adapter.js'
+import { AdapterNotFound, ShuttingDown } from '../../lib/orchestrator/errors.js'
+import type { RelayMethod } from '../../lib/orchestrator/relay-request.js'
+import { isClosedPoolError, isUpstreamSuccess, upstreamFailure, upstreamStatusError, type UpstreamAnswer } from '../../lib/orchestrator/upstream.js'
+import type { RelayAdapter } from './adapters-repository.js'
+import { StreamingExchange, type UpstreamResponse } from './exchange.js'
+
+export type { UpstreamResponse } from './exchange.js'
+
+/** A relayed call, its parameters already checked by lib/orchestrator/relay-request.ts. */
+export interface UpstreamRequest {
+  method: RelayMethod
+  /** Path (and query) below the adapter's base URL. */
+  path: string
+  accept: string
+  /** Absent: no body (and no Content-Type) at all. */
+  body?: { text: string, contentType: string }
+}
+
+// A full configuration read with ?deep can be tens of megabytes; far beyond that is a runaway.
+// Answers stream through, so this bounds time and traffic, not memory.
+export const MAX_UPSTREAM_RESPONSE_BYTES = 64 * 1024 * 1024
+
+interface Connection {
+  adapter: RelayAdapter
+  base: UpstreamBase
+  authorization: string
+  pool: Pool
+  fetchedAt: number
+  /** When a call last started or ended (for idle closing). */
+  usedAt: number
+  /** Calls under way. */
+  active: number
+}
+
+export interface OrchestratorClientOptions {
+  findAdapter: (id: string) => Promise<RelayAdapter | undefined>
+  /** How long an adapter row is trusted before it is read again (0: read on every call). */
+  cacheTtlMs: number
+  /** Sockets per adapter. */
+  connections: number
+  /** A pool with no call for this long is closed, and built again on the next call (0: never). */
+  poolIdleMs?: number
+  now?: () => number
+}
+
+/**
+ * One keep-alive undici Pool per adapter. Adapter rows are cached for `cacheTtlMs`, so a relay
+ * costs no database round trip; when a re-read row has another revision (changed or re-created,
+ * here or on another instance) the pool is rebuilt. `forget` drops an adapter changed here at once.
+ * A pool without calls for `poolIdleMs` is closed (its sockets with it) and built again on use.
+ */
+export function orchestratorClient (options: OrchestratorClientOptions) {
+  const { findAdapter, cacheTtlMs, connections } = options
+  const poolIdleMs = options.poolIdleMs ?? 0
+  const now = options.now ?? Date.now
+  const entries = new Map<string, Connection>()
+  const loading = new Map<string, Promise<Connection | undefined>>()
+  // Bumped by forget(): a read that overlapped a local change is done again.
+  let epoch = 0
+  let closed = false
+
+  // close() lets requests already in the pool finish; new ones get UND_ERR_CLOSED (and retry).
+  const retire = (entry: Connection): void => { entry.pool.close().catch(() => {}) }
+
+  function build (adapter: RelayAdapter): Connection {
+    const base = splitBaseUrl(adapter.baseUrl)
+    // undici's own timers are a backstop only: they tick about once a second, so the deadline
+    // that holds is the timer of each call (StreamingExchange).
+    const backstopMs = adapter.timeoutMs + 1000
+    const pool = new Pool(base.origin, {
+      connections,
+      maxResponseSize: MAX_UPSTREAM_RESPONSE_BYTES,
+      headersTimeout: backstopMs,
+      bodyTimeout: backstopMs,
+      connect: { rejectUnauthorized: adapter.rejectUnauthorized, ...(adapter.ca === null ? {} : { ca: adapter.ca }) }
+    })
+    const authorization = basicAuthorization(adapter.username, adapter.password)
+    const at = now()
+    return { adapter, base, authorization, pool, fetchedAt: at, usedAt: at, active: 0 }
+  }
+
+  // Idle pools are looked for every half idle time, so one closes between 1 and 1.5 idle times
+  // after its last call; a call costs a counter and a clock read, no timer of its own.
+  function closeIdlePools (): void {
+    const at = now()
+    for (const [id, entry] of entries) {
+      if (entry.active === 0 && at - entry.usedAt >= poolIdleMs) {
+        entries.delete(id)
+        retire(entry)
+      }
+    }
+  }
+  const sweeper = poolIdleMs > 0 ? setInterval(closeIdlePools, Math.max(10, Math.floor(poolIdleMs / 2))) : undefined
+  sweeper?.unref()
+
+  async function load (id: string): Promise<Connection | undefined> {
+    let adapter: RelayAdapter | undefined
+    for (let round = 0; round < 3; round++) {
+      const seen = epoch
+      adapter = await findAdapter(id)
+      if (seen === epoch) break
+    }
+    const current = entries.get(id)
+    if (adapter === undefined) {
+      if (current !== undefined) {
+        entries.delete(id)
+        retire(current)
+      }
+      return undefined
+    }
+    if (current?.adapter.revision === adapter.revision) {
+      current.fetchedAt = now()
+      return current
+    }
+    if (current !== undefined) retire(current)
+    const fresh = build(adapter)
+    if (closed) {
+      retire(fresh)
+      throw new ShuttingDown()
+    }
+    entries.set(id, fresh)
+    return fresh
+  }
+
+  async function connection (id: string): Promise<Connection | undefined> {
+    if (closed) throw new ShuttingDown()
+    const entry = entries.get(id)
+    if (entry !== undefined && now() - entry.fetchedAt < cacheTtlMs) return entry
+    // Concurrent calls for one adapter share one read.
+    let pending = loading.get(id)
+    if (pending === undefined) {
+      const started = load(id).finally(() => { if (loading.get(id) === started) loading.delete(id) })
+      loading.set(id, started)
+      pending = started
+    }
+    return await pending
+  }
+
+  function dispatch (id: string, conn: Connection, request: UpstreamRequest): Promise<UpstreamResponse | UpstreamAnswer> {
+    // Only these headers go upstream: the caller's (its Authorization above all) never do.
+    const headers: Record<string, string> = { authorization: conn.authorization, accept: request.accept }
+    if (request.body !== undefined) headers['content-type'] = request.body.contentType
+    const { timeoutMs } = conn.adapter
+    conn.active++
+    conn.usedAt = now()
+    const done = (): void => {
+      conn.active--
+      conn.usedAt = now()
+    }
+    const midBody = (err: unknown): Error => upstreamFailure(id, err, { timeoutMs, maxBytes: MAX_UPSTREAM_RESPONSE_BYTES })
+    return new Promise((resolve, reject) => {
+      const exchange = new StreamingExchange({ resolve, reject, done, failure: midBody, timeoutMs })
+      conn.pool.dispatch({
+        method: request.method,
+        path: upstreamPath(conn.base, request.path),
+        headers,
+        body: request.body?.text
+      }, exchange)
+    })
+  }
+
+  /**
+   * Sends `request` through adapter `id`. Resolves with a 2xx answer as soon as its headers are
+   * in; throws HttpError 404 (unknown adapter), 502 (upstream error status, unreachable) or 504
+   * (the adapter's timeoutMs passed).
+   */
+  async function open (id: string, request: UpstreamRequest): Promise<UpstreamResponse> {
+    for (let attempt = 0; ; attempt++) {
+      const conn = await connection(id)
+      if (conn === undefined) throw new AdapterNotFound(id)
+      let answer: UpstreamResponse | UpstreamAnswer
+      try {
+        answer = await dispatch(id, conn, request)
+      } catch (err) {
+        // The pool was closed between lookup and dispatch: nothing was sent, build or take another.
+        if (attempt === 0 && isClosedPoolError(err)) {
+          if (entries.get(id) === conn) entries.delete(id)
+          continue
+        }
+        throw failure(id, conn, err)
+      }
+      if (!isUpstreamSuccess(answer.status)) throw upstreamStatusError(id, answer as UpstreamAnswer)
+      return answer as UpstreamResponse
+    }
+  }
+
+  const failure = (id: string, conn: Connection, err: unknown): Error =>
+    err instanceof HttpError ? err : upstreamFailure(id, err, { timeoutMs: conn.adapter.timeoutMs, maxBytes: MAX_UPSTREAM_RESPONSE_BYTES })
+
+  return {
+    open,
+
+    /** As `open`, with the whole body read (at most MAX_UPSTREAM_RESPONSE_BYTES, which undici enforces). */
+    async send (id: string, request: UpstreamRequest): Promise<UpstreamAnswer> {
+      const answer = await open(id, request)
+      const chunks: Buffer[] = []
+      for await (const chunk of answer.body) chunks.push(chunk as Buffer)
+      return { status: answer.status, contentType: answer.contentType, body: Buffer.concat(chunks) }
+    },
+
+    /** Drops adapter `id` (changed or deleted here): its pool closes once its requests are done. */
+    forget (id: string): void {
+      epoch++
+      loading.delete(id)
+      const entry = entries.get(id)
+      if (entry === undefined) return
+      entries.delete(id)
+      retire(entry)
+    },
+
+    /** The live pool of adapter `id`, if one was built (for diagnostics and tests). */
+    poolOf (id: string): Pool | undefined {
+      return entries.get(id)?.pool
+    },
+
+    /** Each live pool's connection counts, for metrics. */
+    poolStats (): Array<{ adapter: string, connected: number, free: number, pending: number, running: number }> {
+      return [...entries.entries()].map(([adapter, { pool }]) => {
+        const { connected, free, pending, running } = pool.stats
+        return { adapter, connected, free, pending, running }
+      })
+    },
+
+    async close (): Promise<void> {
+      closed = true
+      if (sweeper !== undefined) clearInterval(sweeper)
+      const pools = [...entries.values()].map(async (entry) => { await entry.pool.close() })
+      entries.clear()
+      await Promise.all(pools)
+    }
+  }
+}
+
+export type OrchestratorClient = ReturnType<typeof orchestratorClient>

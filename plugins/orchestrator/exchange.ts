@@ -1,0 +1,185 @@
+// One upstream call on an undici dispatcher: its deadline, and a 2xx answer's body as a stream
+// with backpressure down to the socket. plugins/orchestrator/client.ts starts these.
+import { Readable } from 'node:stream'
+import type { Dispatcher } from 'undici'
+import { isUpstreamSuccess, UPSTREAM_ERROR_BODY_MAX_BYTES, type UpstreamAnswer } from '../../lib/orchestrator/upstream.js'
+
+/**
+ * A 2xx answer whose body is still arriving. Reading `body` pulls it from the orchestrator
+ * (backpressure reaches the socket); destroying it ends the call. When the exchange fails after
+ * this point (deadline, connection lost, too large), `body` errors with the HttpError that says
+ * so (504 or 502).
+ */
+export interface UpstreamResponse {
+  status: number
+  contentType: string | undefined
+  /** The announced Content-Length, when there was one. */
+  contentLength: number | undefined
+  body: Readable
+}
+
+export interface ExchangeOptions {
+  resolve: (answer: UpstreamResponse | UpstreamAnswer) => void
+  reject: (err: unknown) => void
+  /** Called once when the exchange is over, however it ended. */
+  done: () => void
+  /** The HttpError a failure after the headers becomes (the body stream errors with it). */
+  failure: (err: unknown) => Error
+  timeoutMs: number
+}
+
+/**
+ * One upstream exchange, under a deadline that covers the whole of it (body included) and holds
+ * to the millisecond, unlike undici's own header/body timers that tick about once a second.
+ * A 2xx answer resolves at its headers with a body stream fed from here, paused and resumed with
+ * its reader; an error status resolves once its body is read, up to UPSTREAM_ERROR_BODY_MAX_BYTES
+ * (the call is then cut). A plain timer and undici's abort callback do this without an AbortSignal
+ * per call.
+ */
+export class StreamingExchange implements Dispatcher.DispatchHandler {
+  #abort: ((err?: Error) => void) | undefined
+  #resume: (() => void) | undefined
+  #timedOut: Error | undefined
+  // Until resolve or reject has been called.
+  #settled = false
+  #finished = false
+  readonly #timer: NodeJS.Timeout
+  #status = 0
+  #contentType: string | undefined
+  #contentLength: number | undefined
+  #body: UpstreamBody | undefined
+  #errorChunks: Buffer[] | undefined
+  #errorBytes = 0
+  #paused = false
+
+  constructor (private readonly options: ExchangeOptions) {
+    this.#timer = setTimeout(() => {
+      // Named like AbortSignal.timeout()'s reason, which lib/orchestrator/upstream.ts maps to 504.
+      this.#timedOut = new DOMException(`no answer within ${options.timeoutMs} ms`, 'TimeoutError')
+      this.#fail(this.#timedOut)
+      this.#abort?.(this.#timedOut)
+    }, options.timeoutMs)
+  }
+
+  onConnect (abort: (err?: Error) => void): void {
+    // A call that waited for a free socket past its deadline is dropped before it is written.
+    if (this.#timedOut !== undefined) abort(this.#timedOut)
+    else this.#abort = abort
+  }
+
+  onHeaders (statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
+    // Called again after a 1xx: the last call is the answer.
+    if (statusCode < 200) return true
+    this.#status = statusCode
+    for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+      const name = (rawHeaders[i] as Buffer).toString('latin1').toLowerCase()
+      if (name === 'content-type') this.#contentType = (rawHeaders[i + 1] as Buffer).toString('latin1')
+      else if (name === 'content-length') {
+        const length = Number((rawHeaders[i + 1] as Buffer).toString('latin1'))
+        if (Number.isSafeInteger(length) && length >= 0) this.#contentLength = length
+      }
+    }
+    this.#resume = resume
+    if (!isUpstreamSuccess(statusCode)) {
+      this.#errorChunks = []
+      return true
+    }
+    this.#body = new UpstreamBody(this)
+    this.#settled = true
+    this.options.resolve({ status: statusCode, contentType: this.#contentType, contentLength: this.#contentLength, body: this.#body })
+    return true
+  }
+
+  onData (chunk: Buffer): boolean {
+    if (this.#body !== undefined) {
+      if (this.#body.push(chunk)) return true
+      this.#paused = true
+      return false
+    }
+    if (this.#errorChunks === undefined || this.#settled) return true
+    const room = UPSTREAM_ERROR_BODY_MAX_BYTES - this.#errorBytes
+    if (chunk.length <= room) {
+      this.#errorChunks.push(chunk)
+      this.#errorBytes += chunk.length
+      return true
+    }
+    // Enough of an error body: keep what fits, answer with it and cut the call.
+    this.#errorChunks.push(chunk.subarray(0, room))
+    this.#errorBytes += room
+    this.#answerError(true)
+    this.#abort?.(new Error('upstream error body read up to its limit'))
+    return false
+  }
+
+  // undici never completes a request it aborted, so this runs only once and only while unsettled
+  // or streaming.
+  onComplete (): void {
+    if (this.#body !== undefined) {
+      if (this.#finish()) this.#body.push(null)
+      return
+    }
+    this.#answerError(false)
+  }
+
+  onError (err: Error): void {
+    this.#fail(err)
+  }
+
+  /** The reader wants more. */
+  resume (): void {
+    if (!this.#paused) return
+    this.#paused = false
+    this.#resume?.()
+  }
+
+  /** The reader went away (or the body failed): stop the call if it is still running. */
+  cancel (): void {
+    if (this.#finish()) this.#abort?.(new Error('the relayed answer is no longer read'))
+  }
+
+  #answerError (truncated: boolean): void {
+    if (this.#settled) return
+    this.#settled = true
+    this.#finish()
+    const chunks = this.#errorChunks ?? []
+    const body = chunks.length === 1 ? chunks[0] as Buffer : Buffer.concat(chunks)
+    this.options.resolve({ status: this.#status, contentType: this.#contentType, body, ...(truncated ? { truncated } : {}) })
+  }
+
+  #fail (err: unknown): void {
+    if (!this.#finish()) return
+    if (!this.#settled) {
+      this.#settled = true
+      this.options.reject(err)
+      return
+    }
+    // Mid-body: the reader sees the failure as the stream's error.
+    this.#body?.destroy(this.options.failure(err))
+  }
+
+  /** Ends the exchange's bookkeeping; false when it had already ended. */
+  #finish (): boolean {
+    if (this.#finished) return false
+    this.#finished = true
+    clearTimeout(this.#timer)
+    this.options.done()
+    return true
+  }
+}
+
+/** The body of a 2xx answer as it arrives; see UpstreamResponse. */
+class UpstreamBody extends Readable {
+  constructor (private readonly exchange: StreamingExchange) {
+    // As much as one socket read, so that a reader keeping up never pauses the socket.
+    super({ highWaterMark: 64 * 1024 })
+  }
+
+  override _read (): void {
+    this.exchange.resume()
+  }
+
+  override _destroy (err: Error | null, callback: (error?: Error | null) => void): void {
+    this.exchange.cancel()
+    callback(err)
+  }
+}

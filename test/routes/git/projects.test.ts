@@ -8,7 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { gitCli, startGitServer } from '../../fixtures/git-server.js'
 import { MAX_CACHE_COMMITS, MAX_CACHE_PACKS } from '../../../plugins/git/cache.js'
-import { MAX_PUSH_ATTEMPTS } from '../../../plugins/git/projects.js'
+import { MAX_PUSH_ATTEMPTS } from '../../../plugins/git/commits.js'
 import { adminAuth, buildTestApp, captureLogs, createTestDatabase, createUser, testDatabases, type TestApp, type TestDatabase } from '../../helper.js'
 
 const USER = 'netops-bot'

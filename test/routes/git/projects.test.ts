@@ -1,3 +1,5 @@
+// Project files on a real `git http-backend`: initialize, update, caches, providers that fail.
+// Long because its cases share one Git server and the apps built on it; split, each part would start its own.
 import t, { type Test } from 'tap'
 import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { createServer as createHttpServer } from 'node:http'

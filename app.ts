@@ -34,6 +34,8 @@ import configurationManagerRoutes from './routes/configuration_manager/index.js'
 import studioRoutes from './routes/studio/component-groups.js'
 import gitPlugin from './plugins/git/index.js'
 import gitProjectsRoutes from './routes/git/projects.js'
+import gitBranchesRoutes from './routes/git/branches.js'
+import gitRepositoriesRoutes from './routes/git/repositories.js'
 import gitCredentialsRoutes from './routes/git/credentials.js'
 import orchestratorPlugin from './plugins/orchestrator/index.js'
 import orchestratorAdapterRoutes from './routes/orchestrator_manager/adapters.js'
@@ -171,6 +173,8 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
     await api.register(configurationManagerRoutes, { prefix: '/configuration_manager' })
     await api.register(studioRoutes, { prefix: '/studio/component-groups' })
     await api.register(gitProjectsRoutes, { prefix: '/git' })
+    await api.register(gitBranchesRoutes, { prefix: '/git' })
+    await api.register(gitRepositoriesRoutes, { prefix: '/git' })
     await api.register(gitCredentialsRoutes, { prefix: '/users' })
     await api.register(orchestratorAdapterRoutes, { prefix: '/orchestrator_manager/adapters' })
     await api.register(orchestratorRelayRoutes, { prefix: '/orchestrator_manager' })

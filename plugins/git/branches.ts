@@ -2,11 +2,11 @@
 // created as one ref update at another branch's tip. Neither needs the repository's cache.
 import type { Dispatcher } from 'undici'
 import type { Db } from '../database/index.js'
-import { HttpError } from '../../lib/http/errors.js'
+import { BranchExists, BranchNotFound, RepositoryEmpty } from '../../lib/git/errors.js'
 import { branchRef } from '../../lib/git/paths.js'
 import { packOf } from '../../lib/git/protocol/objects.js'
 import { ZERO_OID } from '../../lib/git/protocol/receive-pack.js'
-import { branchNotFound, lockName, type GitTarget } from './projects.js'
+import { lockName, type GitTarget } from './projects.js'
 import { pushRef, type PushCapabilities } from './push.js'
 import { advertise, openRemote } from './transport.js'
 
@@ -48,12 +48,10 @@ export function gitBranches (options: { db: Db, pushCapabilities: PushCapabiliti
       return await db.withAdvisoryLock(lockName(input, branch), async () => {
         const advertised = await advertise(repo)
         const origin = input.originBranch ?? advertised.defaultBranch
-        if (origin === undefined) {
-          throw new HttpError(409, `Repository ${repo.repoPath} has no branch to create ${branch} from (it is empty)`, { code: 'GIT_REPOSITORY_EMPTY' })
-        }
+        if (origin === undefined) throw new RepositoryEmpty(repo.repoPath, branch)
         const commit = advertised.tips.get(branchRef(origin))
-        if (commit === undefined) throw branchNotFound(repo, origin)
-        const exists = (): HttpError => new HttpError(409, `Branch ${branch} already exists in repository ${repo.repoPath}`, { code: 'GIT_BRANCH_EXISTS' })
+        if (commit === undefined) throw new BranchNotFound(origin, repo.repoPath)
+        const exists = () => new BranchExists(branch, repo.repoPath)
         if (advertised.tips.has(branchRef(branch))) throw exists()
         // The provider has every object of the origin's tip: the push sends an empty pack. It is
         // refused (false) when the branch exists by now.

@@ -3,7 +3,7 @@
 import type { Queryable } from '../database/index.js'
 import type { SecretSealer } from '../core/secrets.js'
 import { SecretKeyMismatch } from '../../lib/auth/secret-box.js'
-import { HttpError } from '../../lib/http/errors.js'
+import { CredentialUnreadable } from '../../lib/git/errors.js'
 import type { GitProvider } from '../../lib/git/providers.js'
 import type { UserGitCredentials } from './transport.js'
 
@@ -43,8 +43,7 @@ export function gitCredentialsStore (db: Queryable, sealer: SecretSealer): GitCr
         token = await sealer.open(row.token_sealed, context(username, provider))
       } catch (err) {
         if (!(err instanceof SecretKeyMismatch)) throw err
-        throw new HttpError(500, `The Git token stored for user ${username} for provider ${provider.name} cannot be decrypted with this ` +
-          "instance's key; give every instance the same ORCHESTRATOR_SECRET_KEY, or store the token again", { code: 'GIT_CREDENTIAL_UNREADABLE', cause: err })
+        throw new CredentialUnreadable(username, provider.name, { cause: err })
       }
       return { owner: username, token, ...(row.token_username === null ? {} : { username: row.token_username }) }
     }

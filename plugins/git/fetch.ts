@@ -1,9 +1,9 @@
 // Fetching one ref of a provider into a bare cache. Replaces isomorphic-git's fetch on this path:
-// its pack index (GitPackIndex.fromPack + toBuffer) dominates a first fetch of a large repository
-// (25 s of 25.5 s for 50,000 files, see lib/git/protocol/pack-index.ts), so the negotiation is done here
-// (lib/git/protocol/upload-pack.ts) and the index built by lib/git/protocol/pack-index.ts. The cache is left as
-// isomorphic-git's fetch leaves it (pack and index under objects/pack, the shallow file, tracking
-// refs under refs/remotes/origin), and everything else reads it through isomorphic-git.
+// its pack index dominates a first fetch of a large repository (lib/git/protocol/README.md), so the
+// negotiation is done here (lib/git/protocol/upload-pack.ts) and the index built by
+// lib/git/protocol/pack-index.ts. The cache is left as isomorphic-git's fetch leaves it (pack and
+// index under objects/pack, the shallow file, tracking refs under refs/remotes/origin), and
+// everything else reads it through isomorphic-git.
 import git, { Errors } from 'isomorphic-git'
 import fs from 'node:fs'
 import { readFile, rename, rm, writeFile } from 'node:fs/promises'

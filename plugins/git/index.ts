@@ -13,8 +13,8 @@ import { PushCapabilities } from './push.js'
 import { gitBranches, type CreateBranchInput, type CreateBranchResult, type GitBranches, type ListBranchesResult } from './branches.js'
 
 // Git (spec 4.2 and the platform's other Git calls): wires the provider transport
-// (git-transport.ts), the bare caches (git-cache.ts), our push (git-push.ts), the operations
-// (git-projects.ts, git-branches.ts) and the users' own tokens (git-credentials.ts) into Fastify.
+// (transport.ts), the bare caches (cache.ts), our push (push.ts), the operations (projects.ts,
+// branches.ts) and the users' own tokens (credentials-store.ts) into Fastify.
 
 /** An operation's input as a route gives it: the caller's name instead of their credentials. */
 export type GitCall<T extends GitTarget> = Omit<T, 'user'> & { caller: string }

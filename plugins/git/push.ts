@@ -2,7 +2,7 @@
 // provider's receive-pack only while the branch is where the commit was built on.
 import git, { Errors } from 'isomorphic-git'
 import { STATUS_CODES } from 'node:http'
-import { HttpError } from '../../lib/http/errors.js'
+import { PushRefused } from '../../lib/git/errors.js'
 import { branchRef } from '../../lib/git/paths.js'
 import { packOf, type GitObject } from '../../lib/git/protocol/objects.js'
 import { ZERO_OID, parseReceivePackResponse, pushCapabilities, receivePackRequest, type PushReport } from '../../lib/git/protocol/receive-pack.js'
@@ -101,7 +101,8 @@ export async function pushRef (repo: Remote, known: PushCapabilities, branch: st
   if ((await discoverPush(repo, known)).tip(ref) !== expected) return false
   const reason = report.unpack !== 'ok' ? `unpack ${report.unpack}` : status?.reason ?? 'no status for the branch'
   const said = report.messages.length > 0 ? ` (${report.messages.join(' | ')})` : ''
-  throw new HttpError(502, repo.redact(
-    `Git provider ${repo.provider.name} refused the push to branch ${branch} of repository ${repo.repoPath}: ${reason}${said}`
-  ).slice(0, 2000), { code: 'GIT_PUSH_REFUSED' })
+  const refused = new PushRefused(repo.provider.name, branch, repo.repoPath, `${reason}${said}`)
+  // The provider's words are quoted: scrubbed of the credentials, and bounded.
+  refused.message = repo.redact(refused.message).slice(0, 2000)
+  throw refused
 }

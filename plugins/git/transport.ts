@@ -4,7 +4,10 @@ import git, { Errors, type HttpClient } from 'isomorphic-git'
 import { STATUS_CODES } from 'node:http'
 import { request, type Dispatcher } from 'undici'
 import { basicAuthorization } from '../../lib/auth/basic-auth-header.js'
-import { HttpError } from '../../lib/http/errors.js'
+import type { CatalogError } from '../../lib/http/errors.js'
+import {
+  ProviderAuth, ProviderError, ProviderResponseTooLarge, ProviderTimeout, ProviderUnreachable, RepositoryNotFound
+} from '../../lib/git/errors.js'
 import { repoRemoteUrl } from '../../lib/git/paths.js'
 import { DEFAULT_TOKEN_USERNAME, type GitProvider } from '../../lib/git/providers.js'
 import { GitProtocolError } from '../../lib/git/protocol/receive-pack.js'
@@ -187,40 +190,32 @@ export function describe (err: unknown): string {
 }
 
 /** Maps a failure talking to the provider to the answer; undefined for anything local. */
-export function remoteError (repo: Remote, err: unknown): HttpError | undefined {
+export function remoteError (repo: Remote, err: unknown): CatalogError | undefined {
   const { name, timeoutMs } = repo.provider
-  const repository = `repository ${repo.repoPath}`
+  const { repoPath } = repo
   if (err instanceof ProviderTransportError) {
-    if (err.kind === 'timeout') {
-      return new HttpError(504, `Git provider ${name} did not answer within ${timeoutMs} ms for ${repository}`, { code: 'GIT_PROVIDER_TIMEOUT' })
-    }
-    if (err.kind === 'too-large') {
-      return new HttpError(502, `Git provider ${name} sent ${err.reason} for ${repository} (GIT_MAX_RESPONSE_BYTES)`,
-        { code: 'GIT_PROVIDER_RESPONSE_TOO_LARGE' })
-    }
-    return new HttpError(502, `Git provider ${name} is unreachable (${err.reason}) for ${repository}`, { code: 'GIT_PROVIDER_UNREACHABLE' })
+    if (err.kind === 'timeout') return new ProviderTimeout(name, timeoutMs, repoPath)
+    if (err.kind === 'too-large') return new ProviderResponseTooLarge(name, err.reason, repoPath)
+    return new ProviderUnreachable(name, err.reason, repoPath)
   }
   if (err instanceof Errors.HttpError) {
     const status = err.data.statusCode
-    if (status === 404) {
-      return new HttpError(404, `Repository ${repo.repoPath} not found on Git provider ${name}`, { code: 'GIT_REPOSITORY_NOT_FOUND' })
-    }
+    if (status === 404) return new RepositoryNotFound(repoPath, name)
     if (status === 401 || status === 403) {
       const { credentials } = repo
-      const message = credentials.kind === 'none'
-        ? `Git provider ${name} asks for credentials for ${repository} and none are configured (GIT_PROVIDERS) ` +
-          `or stored for the user (PUT /users/:username/git-credentials/${name})`
-        : credentials.kind === 'user'
-          ? `Git provider ${name} refused the Git token stored for user ${credentials.owner} for ${repository} (HTTP ${status})`
-          : `Git provider ${name} refused the configured credentials for ${repository} (HTTP ${status})`
-      return new HttpError(502, message, { code: 'GIT_PROVIDER_AUTH' })
+      if (credentials.kind === 'none') {
+        return new ProviderAuth(name, 'asks for credentials', repoPath, 'and none are configured (GIT_PROVIDERS) ' +
+          `or stored for the user (PUT /users/:username/git-credentials/${name})`)
+      }
+      const refused = credentials.kind === 'user' ? `the Git token stored for user ${credentials.owner}` : 'the configured credentials'
+      return new ProviderAuth(name, `refused ${refused}`, repoPath, `(HTTP ${status})`)
     }
-    return new HttpError(502, `Git provider ${name} answered HTTP ${status} for ${repository}`, { code: 'GIT_PROVIDER_ERROR' })
+    return new ProviderError(name, `answered HTTP ${status}`, repoPath)
   }
   if (err instanceof Errors.SmartHttpError || err instanceof Errors.EmptyServerResponseError ||
       err instanceof Errors.RemoteCapabilityError || err instanceof Errors.UnknownTransportError ||
       err instanceof GitProtocolError) {
-    return new HttpError(502, `Git provider ${name} did not answer as a Git smart HTTP server for ${repository}`, { code: 'GIT_PROVIDER_ERROR' })
+    return new ProviderError(name, 'did not answer as a Git smart HTTP server', repoPath)
   }
   return undefined
 }

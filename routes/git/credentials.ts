@@ -1,28 +1,24 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { HttpError } from '../../lib/http/errors.js'
+import { CredentialsForbidden, CredentialsNotFound, UserNotFound } from '../../lib/git/errors.js'
 import type { GitProvider } from '../../lib/git/providers.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
 import { GitCredentialsBody, GitCredentialsParams, GitCredentialsStored } from '../../schemas/git.js'
+import { gitParams } from './params.js'
 
 /**
  * Each user's own Git token per provider, as users of the platform keep their GitHub or GitLab
  * token in their settings. Registered under /users. Write-only: no route answers the token.
  */
 const gitCredentialsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
-  const providerNames = [...fastify.git.providers.values()].map((p) => p.name).join(', ')
+  const params = gitParams(fastify)
 
   /** The provider, once the caller may manage `username`'s credentials and that user exists. */
-  async function checked (request: FastifyRequest, params: { username: string, gitType: string }): Promise<GitProvider> {
+  async function checked (request: FastifyRequest, { username, gitType }: { username: string, gitType: string }): Promise<GitProvider> {
     const caller = request.user
-    if (caller.username !== params.username && !caller.roles.includes('admin')) {
-      throw new HttpError(403, "Only the user themself or an admin may manage a user's Git credentials")
-    }
-    const provider = fastify.git.provider(params.gitType)
-    if (provider === undefined) throw new HttpError(400, `Unknown Git provider "${params.gitType}"; configured: ${providerNames}`)
-    if (await fastify.usersRepository.get(params.username) === undefined) {
-      throw new HttpError(404, `User ${params.username} not found`, { code: 'USER_NOT_FOUND' })
-    }
+    if (caller.username !== username && !caller.roles.includes('admin')) throw new CredentialsForbidden()
+    const provider = params.provider(gitType)
+    if (await fastify.usersRepository.get(username) === undefined) throw new UserNotFound(username)
     return provider
   }
 
@@ -55,8 +51,7 @@ const gitCredentialsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const provider = await checked(request, request.params)
     if (!(await fastify.git.credentials.remove(request.params.username, provider))) {
-      throw new HttpError(404, `User ${request.params.username} has no Git credentials stored for provider ${provider.name}`,
-        { code: 'GIT_CREDENTIALS_NOT_FOUND' })
+      throw new CredentialsNotFound(request.params.username, provider.name)
     }
     request.log.info({ username: request.params.username, gitProvider: provider.name }, 'Git credentials removed')
     return { deleted: true }

@@ -1,23 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { Static } from '@sinclair/typebox'
-import type { FastifyRequest } from 'fastify'
 import { WRITERS } from '../../plugins/auth/index.js'
-import { HttpError } from '../../lib/http/errors.js'
-import { SPECIAL_PATHS, validateBranchName, validateProjectPath, validateRepoPath, type SpecialPath } from '../../lib/git/paths.js'
-import type { CheckResult } from '../../lib/http/check-result.js'
 import { canonicalJson, commitAuthor, commitMessage } from '../../lib/git/commit.js'
+import { InvalidCommitMessage, InvalidIfMatch, InvalidProjectPath } from '../../lib/git/errors.js'
 import { blobEtag, parseBlobIfMatch } from '../../lib/git/etag.js'
-import type { GitProvider } from '../../lib/git/providers.js'
+import { SPECIAL_PATHS, validateProjectPath } from '../../lib/git/paths.js'
 import { errorResponses } from '../../schemas/common.js'
 import {
-  BranchList, CreateBranchBody, CreateBranchPlatformBody, CreateBranchResponse, GitBranchParams, GitProjectParams, GitRepoParams, GitTypeParams,
-  InitializeProjectBody, InitializeProjectResponse, ReadProjectResponse, UpdateProjectBody, UpdateProjectResponse
+  GitProjectParams, InitializeProjectBody, InitializeProjectResponse, ReadProjectResponse, UpdateProjectBody, UpdateProjectResponse
 } from '../../schemas/git.js'
-
-function valid<T> (result: CheckResult<T>): T {
-  if (!result.ok) throw new HttpError(400, result.reason)
-  return result.value
-}
+import { checked, gitParams } from './params.js'
 
 /** Project files are only read from special paths (.gitmodules, .github/...), never written there unless allowed. */
 const READABLE = new Set(SPECIAL_PATHS)
@@ -40,38 +31,9 @@ function projectContentType (content: Buffer): string {
   }
 }
 
-/** Git (spec 4.2, and the platform's other Git calls). */
-const gitRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
-  const providerNames = [...fastify.git.providers.values()].map((p) => p.name).join(', ')
-  const failures = `Providers: ${providerNames}. Provider unreachable, refusing the credentials or the push, answering more than ` +
-    'GIT_MAX_RESPONSE_BYTES, or holding a tree Git refuses: 502; no answer in time: 504; repository missing: 404. ' +
-    "Calls go to the provider with the caller's own token when they stored one (PUT /users/:username/git-credentials/:gitType), " +
-    "else with the provider's configured token."
-
-  function provider (gitType: string): GitProvider {
-    const found = fastify.git.provider(gitType)
-    if (found === undefined) throw new HttpError(400, `Unknown Git provider "${gitType}"; configured: ${providerNames}`)
-    return found
-  }
-
-  /** The repository and caller every Git call starts from, checked. */
-  function target (request: FastifyRequest, params: { gitType: string, repoPath: string }) {
-    return {
-      provider: provider(params.gitType),
-      repoPath: valid(validateRepoPath(params.repoPath)),
-      caller: request.user.username,
-      log: request.log
-    }
-  }
-
-  /** A project file's repository, branch and path, checked, in that order; `specialPaths` may be named. */
-  function projectTarget (request: FastifyRequest, params: Static<typeof GitProjectParams>, specialPaths: ReadonlySet<SpecialPath>) {
-    return {
-      ...target(request, params),
-      branch: valid(validateBranchName(params.branchName)),
-      projectPath: valid(validateProjectPath(params.projectPath, { allowedSpecialPaths: specialPaths }))
-    }
-  }
+/** Project files in a repository's branch (spec 4.2): initialize, read, update. */
+const gitProjectsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
+  const { projectTarget, failures } = gitParams(fastify)
 
   fastify.post(PROJECT, {
     config: { roles: WRITERS },
@@ -87,7 +49,7 @@ const gitRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request, reply) => {
     const file = projectTarget(request, request.params, fastify.git.allowedSpecialPaths)
-    const message = valid(commitMessage(request.body.commitMessage, file.projectPath))
+    const message = checked(commitMessage(request.body.commitMessage, file.projectPath), InvalidCommitMessage)
     const project = request.body.project ?? {}
     const result = await fastify.git.initializeProject({
       ...file, content: canonicalJson(project), message, author: commitAuthor(request.user, new Date())
@@ -134,8 +96,8 @@ const gitRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request, reply) => {
     const file = projectTarget(request, request.params, fastify.git.allowedSpecialPaths)
-    const message = valid(commitMessage(request.body.commitMessage, file.projectPath, 'Update'))
-    const ifMatch = valid(parseBlobIfMatch(request.headers['if-match']))
+    const message = checked(commitMessage(request.body.commitMessage, file.projectPath, 'Update'), InvalidCommitMessage)
+    const ifMatch = checked(parseBlobIfMatch(request.headers['if-match']), InvalidIfMatch)
     const { project } = request.body
     const result = await fastify.git.updateProject({
       ...file, content: canonicalJson(project), message, author: commitAuthor(request.user, new Date()), ifMatch
@@ -149,76 +111,6 @@ const gitRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   })
 
-  fastify.get('/:gitType/repos/:repoPath/branches', {
-    schema: {
-      summary: 'List the available branches for a repository',
-      description: 'The branch names and the default branch, from the provider\'s advertisement at the time of the call. ' + failures,
-      tags: ['git'],
-      params: GitRepoParams,
-      response: { 200: BranchList, ...errorResponses(400, 404, 502, 504) }
-    }
-  }, async (request) => {
-    const result = await fastify.git.listBranches(target(request, request.params))
-    return { branches: result.branches, defaultBranch: result.defaultBranch ?? null }
-  })
-
-  async function createBranch (request: FastifyRequest, params: { gitType: string, repoPath: string }, branchName: string, originBranch: string | undefined) {
-    const base = target(request, params)
-    const branch = valid(validateBranchName(branchName))
-    const origin = originBranch === undefined ? undefined : valid(validateBranchName(originBranch))
-    const result = await fastify.git.createBranch({ ...base, branch, originBranch: origin })
-    request.log.info({ provider: base.provider.name, repository: base.repoPath, branch, ...result }, 'branch created in Git')
-    return { message: `Successfully created branch: ${branch}` }
-  }
-  const createBranchDescription = 'Creates the branch at the tip of `originBranch` (the default branch when absent) on the provider. ' +
-    'A branch of that name already there: 409; origin missing: 404. ' + failures
-
-  fastify.post('/:gitType/repos/:repoPath/branches/:branchName', {
-    config: { roles: WRITERS },
-    schema: {
-      summary: 'Create a new branch in a repository',
-      description: createBranchDescription,
-      tags: ['git'],
-      params: GitBranchParams,
-      body: CreateBranchBody,
-      response: { 200: CreateBranchResponse, ...errorResponses(400, 404, 409, 502, 504) }
-    }
-  }, async (request) => await createBranch(request, request.params, request.params.branchName, request.body.originBranch))
-
-  fastify.post('/:gitType/repos/:repoPath/branches', {
-    config: { roles: WRITERS },
-    schema: {
-      summary: 'Create a new branch in a repository (the platform\'s form: the name in the body)',
-      description: createBranchDescription,
-      tags: ['git'],
-      params: GitRepoParams,
-      body: CreateBranchPlatformBody,
-      response: { 200: CreateBranchResponse, ...errorResponses(400, 404, 409, 502, 504) }
-    }
-  }, async (request) => await createBranch(request, request.params, request.body.newBranch, request.body.originBranch))
-
-  const createRepository = async (request: FastifyRequest<{ Params: { gitType: string } }>): Promise<never> => {
-    const found = provider(request.params.gitType)
-    throw new HttpError(501, `Creating a repository needs the REST API of Git provider ${found.name}, and none is configured: ` +
-      'this service speaks Git to providers, which cannot create repositories. Create it on the provider, then initialize projects in it.',
-    { code: 'GIT_REPOSITORY_API_MISSING' })
-  }
-  const createRepositorySchema = {
-    summary: 'Create a Git repository',
-    description: 'Not available: creating a repository needs the provider\'s own REST API (GitHub, GitLab), which no provider ' +
-      'has configured. Always 501 for a known provider (400 for an unknown one).',
-    tags: ['git'],
-    response: errorResponses(400, 501)
-  }
-  fastify.post('/:gitType/repos', {
-    config: { roles: WRITERS },
-    schema: { ...createRepositorySchema, params: GitTypeParams }
-  }, createRepository)
-  fastify.post('/:gitType/repos/:repoPath', {
-    config: { roles: WRITERS },
-    schema: { ...createRepositorySchema, params: GitRepoParams }
-  }, createRepository)
-
   // Trailing slashes are ignored, so `.../projects/` (an empty projectPath) arrives here: it is
   // the empty path it looks like, not an unknown route.
   for (const method of ['GET', 'POST', 'PUT'] as const) {
@@ -227,9 +119,9 @@ const gitRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       url: '/:gitType/repos/:repoPath/branches/:branchName/projects',
       config: { roles: method === 'GET' ? undefined : WRITERS },
       schema: { hide: true, response: errorResponses(400) },
-      handler: async () => valid(validateProjectPath(''))
+      handler: async () => checked(validateProjectPath(''), InvalidProjectPath)
     })
   }
 }
 
-export default gitRoutes
+export default gitProjectsRoutes

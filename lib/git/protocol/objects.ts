@@ -1,11 +1,7 @@
 // The Git objects of a commit the service makes, built in memory: their ids, their bytes and a
-// pack of them. Replaces, on the write path, isomorphic-git's writeBlob, writeTree and writeCommit
-// before the push (each deflates a loose object and writes it to the cache) and its packObjects
-// (which reads those files back, inflates and deflates them again): the push is sent from memory
-// and the cache is written while the provider works on it. Measured on a warm update (15 each,
-// load 7-8 on the shared 2-core machine): the work before the POST went from a median of 40 ms to
-// 16 ms, and waiting for the cache's writes after it takes 0.1 ms (docs/benchmarks.md). Pure.
-// Formats: https://git-scm.com/docs/gitformat-pack, and Git's tree and commit objects.
+// pack of them. Replaces isomorphic-git's writeBlob, writeTree, writeCommit and packObjects before
+// a push: the push is sent from memory, with less than half their work before it (see README.md
+// here). Pure. Formats: https://git-scm.com/docs/gitformat-pack, and Git's tree and commit objects.
 
 import { createHash } from 'node:crypto'
 import { deflateSync } from 'node:zlib'

@@ -1,5 +1,7 @@
 // The push half of Git's smart HTTP protocol (receive-pack, protocol v1), for a push of one ref
-// with a pack of exactly the objects a commit added. Pure: bytes in, bytes or a report out.
+// with a pack of exactly the objects a commit added. Replaces isomorphic-git's push, whose walk of
+// both trees grows with the repository: a warm write is one exchange at any size (see README.md
+// here). Pure: bytes in, bytes or a report out.
 // Format: https://git-scm.com/docs/pack-protocol ("Reference Update Request", "Report Status").
 
 export const ZERO_OID = '0'.repeat(40)

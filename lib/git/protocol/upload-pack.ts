@@ -1,6 +1,7 @@
 // The fetch half of Git's smart HTTP protocol (upload-pack, protocol v1) for one wanted commit,
-// as a stateless request: wants, shallow boundary and depth, haves, done. Pure: bytes in, bytes or
-// a parsed answer out. Format: https://git-scm.com/docs/pack-protocol ("Packfile Negotiation").
+// as a stateless request: wants, shallow boundary and depth, haves, done. Replaces isomorphic-git's
+// fetch negotiation, so that the pack is indexed by pack-index.ts (see README.md here). Pure: bytes
+// in, bytes or a parsed answer out. Format: https://git-scm.com/docs/pack-protocol ("Packfile Negotiation").
 import { GitProtocolError, pktLine } from './receive-pack.js'
 
 const FLUSH = Buffer.from('0000')

@@ -1,3 +1,4 @@
+// Repository, branch and project path checks. Long: a table per rule, and property tests against git itself.
 import t from 'tap'
 import fc from 'fast-check'
 import git from 'isomorphic-git'

@@ -1,5 +1,6 @@
 // A project's whole life on a real `git http-backend`: read, update, branches, users' own tokens,
-// and what an attacker or a failing provider can send.
+// and what an attacker or a failing provider can send. Long because every step builds on the one
+// before, on one server.
 import t from 'tap'
 import fc from 'fast-check'
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'

@@ -1,3 +1,5 @@
+// Project files on a real `git http-backend`: initialize, update, caches, providers that fail.
+// Long because its cases share one Git server and the apps built on it; split, each part would start its own.
 import t, { type Test } from 'tap'
 import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { createServer as createHttpServer } from 'node:http'
@@ -8,7 +10,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { gitCli, startGitServer } from '../../fixtures/git-server.js'
 import { MAX_CACHE_COMMITS, MAX_CACHE_PACKS } from '../../../plugins/git/cache.js'
-import { MAX_PUSH_ATTEMPTS } from '../../../plugins/git/projects.js'
+import { MAX_PUSH_ATTEMPTS } from '../../../plugins/git/commits.js'
 import { adminAuth, buildTestApp, captureLogs, createTestDatabase, createUser, testDatabases, type TestApp, type TestDatabase } from '../../helper.js'
 
 const USER = 'netops-bot'

@@ -9,7 +9,7 @@ import dataDirPlugin from './plugins/core/data-dir.js'
 import secretsPlugin from './plugins/core/secrets.js'
 import usersRepositoryPlugin from './plugins/auth/users-repository.js'
 import sessionsRepositoryPlugin from './plugins/auth/sessions-repository.js'
-import componentGroupsRepositoryPlugin from './plugins/studio/component-groups-repository.js'
+import componentGroupsRepositoryPlugin from './plugins/studio/index.js'
 import authPlugin, { requireAuthentication } from './plugins/auth/index.js'
 import errorHandlerPlugin from './plugins/core/error-handler.js'
 import openapiPlugin from './plugins/core/openapi.js'
@@ -21,7 +21,7 @@ import responseHeadersPlugin, { RESPONSE_HEADERS } from './plugins/core/response
 import { ErrorResponse } from './schemas/common.js'
 import { trustProxy } from './lib/http/public-url.js'
 import { withDiscriminatedUnions } from './lib/http/discriminated-unions.js'
-import { HttpError, toErrorBody } from './lib/http/errors.js'
+import { MalformedRequest, MalformedUrl, PathParameterTooLong, toErrorBody, type CatalogErrorConstructor } from './lib/http/errors.js'
 import { requestIdGenerator } from './lib/http/ids.js'
 import { freeFormKeywords } from './lib/http/free-form.js'
 import healthRoutes from './routes/health.js'
@@ -108,12 +108,12 @@ export function schemaErrorFormatter (errors: FastifySchemaValidationError[], da
 
 // Fastify answers malformed and over-long URLs before routing, with a body of its own that echoes
 // the URL back; these answers use the one error shape instead, and echo nothing.
-const FRAMEWORK_ERRORS: Record<string, string> = {
-  FST_ERR_BAD_URL: 'The URL is malformed (invalid percent-encoding)',
-  FST_ERR_MAX_PARAM_LENGTH: 'A path parameter of the URL is too long'
+const FRAMEWORK_ERRORS: Record<string, CatalogErrorConstructor<[]>> = {
+  FST_ERR_BAD_URL: MalformedUrl,
+  FST_ERR_MAX_PARAM_LENGTH: PathParameterTooLong
 }
 function frameworkErrors (error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  const answer = new HttpError(error.statusCode ?? 400, FRAMEWORK_ERRORS[error.code] ?? 'The request is malformed', { code: error.code })
+  const answer = new (FRAMEWORK_ERRORS[error.code] ?? MalformedRequest)()
   void reply.code(answer.statusCode).headers(RESPONSE_HEADERS).send(toErrorBody(answer))
 }
 

@@ -91,9 +91,27 @@ export function isDatabaseUnavailable (err: unknown): boolean {
   return UNAVAILABLE_MESSAGES.some((m) => err.message.includes(m))
 }
 
+// The requests' own catalog: refusals of the service as a whole, whatever the route ("Requests" in
+// docs/errors.md). Fastify's validation errors (FST_ERR_VALIDATION...) are Fastify's own.
+export const DatabaseUnavailable = defineError('DATABASE_UNAVAILABLE', 'The database is unavailable; try again shortly', 503)
+export const ServiceOverloaded = defineError('SERVICE_OVERLOADED', 'The service is overloaded; retry after the time in Retry-After', 503)
+export const RouteNotFound = defineError<[method: string, path: string]>('ROUTE_NOT_FOUND', 'Route %s:%s not found', 404)
+// A JSON body's text (plugins/core/request-input.ts); each names the field, as `body/...`.
+export const JsonDuplicateKey = defineError<[field: string]>('JSON_DUPLICATE_KEY',
+  '%s is given more than once: a JSON object may name each key once', 400)
+export const JsonTooDeep = defineError<[field: string, limit: number]>('JSON_TOO_DEEP', '%s nests deeper than %s levels: the body may not', 400)
+export const JsonUnsafeNumber = defineError<[field: string, max: number]>('JSON_UNSAFE_NUMBER',
+  '%s is a number beyond ±%s (2^53 - 1), which would not be kept exactly: send it as a string', 400)
+export const NulCharacter = defineError<[field: string]>('NUL_CHARACTER', '%s contains a NUL character (\\u0000), which is not allowed', 400)
+// What Fastify refuses before routing (app.ts, frameworkErrors), in the one error shape and
+// without echoing the URL; the first two keep Fastify's codes.
+export const MalformedUrl = defineError('FST_ERR_BAD_URL', 'The URL is malformed (invalid percent-encoding)', 400)
+export const PathParameterTooLong = defineError('FST_ERR_MAX_PARAM_LENGTH', 'A path parameter of the URL is too long', 414)
+export const MalformedRequest = defineError('MALFORMED_REQUEST', 'The request is malformed', 400)
+
 /** The 503 answered while the database cannot be reached. */
 export function databaseUnavailable (cause?: unknown): HttpError {
-  return new HttpError(503, 'The database is unavailable; try again shortly', { code: 'DATABASE_UNAVAILABLE', cause })
+  return cause === undefined ? new DatabaseUnavailable() : new DatabaseUnavailable({ cause })
 }
 
 function explicitStatus (err: unknown): number | undefined {

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { HttpError, toErrorBody } from '../../lib/http/errors.js'
+import { RouteNotFound, toErrorBody } from '../../lib/http/errors.js'
 
 /** One error shape for every failure, unknown routes included; 5xx are logged, never echoed. */
 export default fp(async (fastify) => {
@@ -11,7 +11,7 @@ export default fp(async (fastify) => {
   })
 
   fastify.setNotFoundHandler(async (request, reply) => {
-    const body = toErrorBody(new HttpError(404, `Route ${request.method}:${request.url.split('?')[0] ?? ''} not found`))
+    const body = toErrorBody(new RouteNotFound(request.method, request.url.split('?')[0] ?? ''))
     return await reply.code(404).send(body)
   })
 }, { name: 'error-handler' })

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import underPressure from '@fastify/under-pressure'
 import type { onRequestHookHandler } from 'fastify'
-import { HttpError } from '../../lib/http/errors.js'
+import { ServiceOverloaded } from '../../lib/http/errors.js'
 import { hookList } from '../../lib/http/hook-list.js'
 
 declare module 'fastify' {
@@ -32,7 +32,7 @@ export default fp(async (fastify) => {
   const shed: onRequestHookHandler = function (_request, reply, done) {
     if (!overloaded()) { done(); return }
     reply.header('retry-after', String(retryAfter))
-    done(new HttpError(503, 'The service is overloaded; retry after the time in Retry-After', { code: 'SERVICE_OVERLOADED' }))
+    done(new ServiceOverloaded())
   }
   fastify.addHook('onRoute', (route) => {
     if (route.config?.neverShed === true) return

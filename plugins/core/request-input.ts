@@ -1,18 +1,14 @@
 import fp from 'fastify-plugin'
 import type { FastifyRequest } from 'fastify'
-import { HttpError } from '../../lib/http/errors.js'
+import { JsonDuplicateKey, JsonTooDeep, JsonUnsafeNumber, NulCharacter, type HttpError } from '../../lib/http/errors.js'
 import { describePath, findJsonTextProblem, findNulCharacter, MAX_BODY_DEPTH, MAX_NUMBER, type JsonTextProblem } from '../../lib/http/json-text.js'
 
 function refusal (problem: JsonTextProblem): HttpError {
   const field = describePath('body', problem.path)
   switch (problem.kind) {
-    case 'duplicate-key':
-      return new HttpError(400, `${field} is given more than once: a JSON object may name each key once`, { code: 'JSON_DUPLICATE_KEY' })
-    case 'too-deep':
-      return new HttpError(400, `${field} nests deeper than ${problem.limit} levels: the body may not`, { code: 'JSON_TOO_DEEP' })
-    case 'unsafe-number':
-      return new HttpError(400, `${field} is a number beyond ±${MAX_NUMBER} (2^53 - 1), which would not be kept exactly: send it as a string`,
-        { code: 'JSON_UNSAFE_NUMBER' })
+    case 'duplicate-key': return new JsonDuplicateKey(field)
+    case 'too-deep': return new JsonTooDeep(field, problem.limit)
+    case 'unsafe-number': return new JsonUnsafeNumber(field, MAX_NUMBER)
   }
 }
 
@@ -24,8 +20,7 @@ function nulRefusal (request: FastifyRequest): HttpError | undefined {
   for (const part of PARTS) {
     const path = findNulCharacter(request[part])
     if (path !== undefined) {
-      return new HttpError(400, `${describePath(PART_NAMES[part], path)} contains a NUL character (\\u0000), which is not allowed`,
-        { code: 'NUL_CHARACTER' })
+      return new NulCharacter(describePath(PART_NAMES[part], path))
     }
   }
   return undefined

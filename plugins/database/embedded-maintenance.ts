@@ -3,7 +3,7 @@
 // directory and the planner would plan on defaults, with no statistics. A PostgreSQL server has
 // autovacuum; nothing here runs there. See docs/decisions.md ("The embedded database vacuums
 // and analyzes after counted writes").
-import type { QueryResult } from './index.js'
+import type { QueryResult } from './types.js'
 
 /** A pass is due once this many rows, plus SCALE_FACTOR of the rows the tables hold, were written. */
 export const BASE_ROWS = 1000

@@ -1,6 +1,6 @@
 // The embedded PostgreSQL (PGlite) in a worker thread of its own: its WebAssembly runs there,
 // so a query never holds the event loop that serves HTTP. The service talks to it through
-// plugins/database/index.ts (embeddedDb), one message per statement.
+// plugins/database/embedded.ts (embeddedDb), one message per statement.
 //
 // Rows cross the thread boundary as JSON text, never as cloned objects: a structured clone of a
 // deeply nested document can fail inside the messaging layer, and then no answer ever arrives.

@@ -1,41 +1,23 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { WRITERS } from '../../plugins/auth/index.js'
-import { toFields, type Outcome } from '../../plugins/studio/component-groups-repository.js'
-import { HttpError } from '../../lib/http/errors.js'
+import { InvalidListParameter } from '../../lib/lists/errors.js'
 import { pageEnvelope, parseListQuery, parseProjection, project } from '../../lib/lists/list-query.js'
+import { ComponentGroupNotFound, ImportTimeout, ImportTooLarge, InvalidVersionCondition, nameTaken } from '../../lib/studio/errors.js'
 import { expectedVersions, parseVersionIfMatch, versionEtag, type ExpectedVersions } from '../../lib/studio/if-match.js'
+import { refusalError } from '../../lib/studio/outcomes.js'
 import { errorResponses } from '../../schemas/common.js'
 import {
-  COMPONENT_GROUP_LIST, ComponentGroup, CreateBody, Created, Deleted, FetchQuery, Fetched, IdParams, IfMatchHeaders, Imported,
+  COMPONENT_GROUP_LIST, CreateBody, Created, Deleted, FetchQuery, Fetched, IdParams, IfMatchHeaders, Imported,
   ImportBody, ListQuery, Page, ReplaceBody, Updated
 } from '../../schemas/component-groups.js'
-
-const notFound = (id: string): HttpError => new HttpError(404, `Component group "${id}" not found`)
-const nameTaken = (name?: string): HttpError => new HttpError(409,
-  name === undefined ? 'Another component group has this name' : `A component group named "${name}" already exists`,
-  { code: 'NAME_TAKEN' })
-
-/** The answer to a write that did not happen. */
-function refused (outcome: Exclude<Outcome, { doc: ComponentGroup }>, id: string, name?: string): HttpError {
-  switch (outcome.refusal) {
-    case 'not-found': return notFound(id)
-    case 'forbidden': return new HttpError(403, `Component group "${id}" may only be changed by its gbacWrite groups`)
-    case 'name-taken': return nameTaken(name)
-    case 'stale': return new HttpError(409,
-      `Component group "${id}" has changed since the version given (If-Match or update.version): read it again, then retry`,
-      { code: 'VERSION_CONFLICT' })
-    case 'changed': return new HttpError(409, `Component group "${id}" changed while it was being written: retry`,
-      { code: 'VERSION_CONFLICT' })
-  }
-}
 
 /** The versions a write is conditional on, from If-Match and an optional body version. */
 function writeCondition (ifMatchHeader: string | undefined, bodyVersion?: number): ExpectedVersions {
   const ifMatch = parseVersionIfMatch(ifMatchHeader)
-  if (!ifMatch.ok) throw new HttpError(400, ifMatch.reason)
+  if (!ifMatch.ok) throw new InvalidVersionCondition(ifMatch.reason)
   const expected = expectedVersions(ifMatch.value, bodyVersion)
-  if (!expected.ok) throw new HttpError(400, expected.reason)
+  if (!expected.ok) throw new InvalidVersionCondition(expected.reason)
   return expected.value
 }
 
@@ -62,7 +44,7 @@ const componentGroups: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const list = parseListQuery(COMPONENT_GROUP_LIST, request.query)
-    if (!list.ok) throw new HttpError(400, list.reason)
+    if (!list.ok) throw new InvalidListParameter(list.reason)
     const { items, total } = await repo.list(request.user, list.value)
     return pageEnvelope(items.map((doc) => project(doc, list.value.projection)), list.value, total)
   })
@@ -76,9 +58,9 @@ const componentGroups: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: Created, ...errorResponses(400, 409) }
     }
   }, async (request, reply) => {
-    const fields = toFields(request.body.componentGroup)
-    const created = await repo.create(fields)
-    if (created === undefined) throw nameTaken(fields.name)
+    const input = request.body.componentGroup
+    const created = await repo.create(input)
+    if (created === undefined) throw nameTaken(input.name)
     void reply.header('etag', versionEtag(created.version))
     return { created, edit: edit(request, created._id) }
   })
@@ -96,15 +78,11 @@ const componentGroups: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const { componentGroups: inputs } = request.body
     const max = fastify.config.STUDIO_IMPORT_MAX_GROUPS
-    if (inputs.length > max) {
-      throw new HttpError(400, `body/componentGroups must NOT have more than ${max} items (got ${inputs.length}): import them in parts`,
-        { code: 'IMPORT_TOO_LARGE' })
-    }
-    const outcome = await repo.importAll(inputs.map(toFields), fastify.config.STUDIO_IMPORT_TIMEOUT_MS)
+    if (inputs.length > max) throw new ImportTooLarge(max, inputs.length)
+    const outcome = await repo.importAll(inputs, fastify.config.STUDIO_IMPORT_TIMEOUT_MS)
     if ('refusal' in outcome) {
       if (outcome.refusal === 'name-taken') throw nameTaken()
-      throw new HttpError(503, `The import did not finish within ${fastify.config.STUDIO_IMPORT_TIMEOUT_MS} ms and stored nothing: import fewer groups at a time`,
-        { code: 'IMPORT_TIMEOUT' })
+      throw new ImportTimeout(fastify.config.STUDIO_IMPORT_TIMEOUT_MS)
     }
     return {
       imported: outcome.created.map((created, i) => {
@@ -126,9 +104,9 @@ const componentGroups: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request, reply) => {
     const projection = parseProjection(COMPONENT_GROUP_LIST, request.query)
-    if (!projection.ok) throw new HttpError(400, projection.reason)
+    if (!projection.ok) throw new InvalidListParameter(projection.reason)
     const doc = await repo.get(request.user, request.params.id)
-    if (doc === undefined) throw notFound(request.params.id)
+    if (doc === undefined) throw new ComponentGroupNotFound(request.params.id)
     void reply.header('etag', versionEtag(doc.version))
     return project(doc, projection.value)
   })
@@ -152,8 +130,8 @@ const componentGroups: FastifyPluginAsyncTypebox = async (fastify) => {
     const expected = writeCondition(request.headers['if-match'], update?.version)
     const outcome = update === undefined
       ? await repo.checkWritable(request.user, id, expected)
-      : await repo.replace(request.user, id, toFields(update), expected)
-    if ('refusal' in outcome) throw refused(outcome, id, update?.name)
+      : await repo.replace(request.user, id, update, expected)
+    if ('refusal' in outcome) throw refusalError(outcome.refusal, id, update?.name)
     void reply.header('etag', versionEtag(outcome.doc.version))
     return { updated: outcome.doc, edit: edit(request, id) }
   })
@@ -172,7 +150,7 @@ const componentGroups: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const { id } = request.params
     const outcome = await repo.remove(request.user, id, writeCondition(request.headers['if-match']))
-    if ('refusal' in outcome) throw refused(outcome, id)
+    if ('refusal' in outcome) throw refusalError(outcome.refusal, id)
     return { message: `Component group "${id}" deleted`, deleted: outcome.doc }
   })
 }

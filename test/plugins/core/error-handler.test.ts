@@ -27,7 +27,7 @@ t.test('one error shape for every failure of the service', async (t) => {
 
   const unknown = await app.inject({ url: '/no/such/route?x=1' })
   t.equal(unknown.statusCode, 404)
-  t.same(unknown.json(), { statusCode: 404, error: 'Not Found', message: 'Route GET:/no/such/route not found' })
+  t.same(unknown.json(), { statusCode: 404, error: 'Not Found', message: 'Route GET:/no/such/route not found', code: 'ROUTE_NOT_FOUND' })
 
   const badUrl = await app.inject({ url: '/users/%zz-secret-looking', headers: { authorization: adminAuth } })
   t.equal(badUrl.statusCode, 400)

@@ -4,7 +4,9 @@
 import t from 'tap'
 import { componentGroupsRepository } from '../../../plugins/studio/component-groups-repository.js'
 import { BASE_ROWS } from '../../../plugins/database/embedded-maintenance.js'
-import { migrate, openDatabase, type Db } from '../../../plugins/database/index.js'
+import { openDatabase } from '../../../plugins/database/index.js'
+import { migrate } from '../../../plugins/database/migrations.js'
+import type { Db } from '../../../plugins/database/types.js'
 import { adminAuth, buildTestApp, createTestDatabase, testConfig, testDatabases, type TestApp } from '../../helper.js'
 
 const BASE = '/studio/component-groups'

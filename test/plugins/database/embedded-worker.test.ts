@@ -1,7 +1,8 @@
 // The embedded database's worker: a statement past its deadline answers 503 and the next call
 // runs on a replaced worker; a row that cannot be delivered answers an error; neither hangs.
 import t from 'tap'
-import { openDatabase, type Db } from '../../../plugins/database/index.js'
+import { openDatabase } from '../../../plugins/database/index.js'
+import type { Db } from '../../../plugins/database/types.js'
 import { isDatabaseUnavailable, toErrorBody } from '../../../lib/http/errors.js'
 import { createTestDatabase, testConfig } from '../../helper.js'
 

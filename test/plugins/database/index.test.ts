@@ -1,6 +1,8 @@
 import t from 'tap'
 import { readdir } from 'node:fs/promises'
-import { MIGRATIONS_DIR, migrate, openDatabase, type Db } from '../../../plugins/database/index.js'
+import { openDatabase } from '../../../plugins/database/index.js'
+import { MIGRATIONS_DIR, migrate } from '../../../plugins/database/migrations.js'
+import type { Db } from '../../../plugins/database/types.js'
 import { captureLogs, adminAuth, basic, buildTestApp, createTestDatabase, testConfig, testDatabases } from '../../helper.js'
 
 async function open (t: Parameters<typeof createTestDatabase>[0], env: Record<string, string>): Promise<Db> {

@@ -1,7 +1,7 @@
 // The retry of a write whose document changed between the write and the look at why it failed.
 // Only a fake database makes that interleaving happen on demand.
 import t from 'tap'
-import type { Db } from '../../../plugins/database/index.js'
+import type { Db } from '../../../plugins/database/types.js'
 import { componentGroupsRepository, REPLACE_SQL } from '../../../plugins/studio/component-groups-repository.js'
 
 const ID = '0123456789abcdef01234567'

@@ -2,7 +2,7 @@
 // the size bound, the time bound, and (embedded) other requests served while an import runs.
 import t from 'tap'
 import { adminAuth, buildTestApp, testDatabases, type TestApp } from '../../helper.js'
-import { IMPORT_BATCH } from '../../../plugins/studio/component-groups-repository.js'
+import { IMPORT_BATCH } from '../../../plugins/studio/import.js'
 
 const BASE = '/studio/component-groups'
 const group = (name: string) => ({ name, gbacRead: [], members: [] })

@@ -4,7 +4,6 @@ import { defineError } from '../http/errors.js'
 
 // Adapters registry
 export const InvalidAdapter = defineError<[reason: string]>('INVALID_ADAPTER', '%s', 400)
-export const InvalidAdapterListQuery = defineError<[reason: string]>('INVALID_ADAPTER_LIST_QUERY', '%s', 400)
 export const AdapterNotFound = defineError<[id: string]>('ADAPTER_NOT_FOUND', 'Orchestrator adapter "%s" not found', 404)
 export const AdapterExists = defineError<[id: string]>('ADAPTER_EXISTS', 'Orchestrator adapter "%s" already exists', 409)
 export const AdapterSecretUnreadable = defineError<[id: string, reason: string]>('ADAPTER_SECRET_UNREADABLE',

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ADMINS } from '../../plugins/auth/index.js'
 import { pageEnvelope, parseListQuery, project } from '../../lib/lists/list-query.js'
 import { checkBaseUrl, checkCaBundle } from '../../lib/orchestrator/adapter.js'
-import { AdapterExists, AdapterNotFound, InvalidAdapter, InvalidAdapterListQuery } from '../../lib/orchestrator/errors.js'
+import { AdapterExists, AdapterNotFound, InvalidAdapter } from '../../lib/orchestrator/errors.js'
+import { InvalidListParameter } from '../../lib/lists/errors.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
 import { Adapter, ADAPTER_LIST, AdapterCreate, AdapterList, AdapterListQuery, AdapterParams, AdapterUpdate } from '../../schemas/orchestrator.js'
 
@@ -39,7 +40,7 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const list = parseListQuery(ADAPTER_LIST, request.query)
-    if (!list.ok) throw new InvalidAdapterListQuery(list.reason)
+    if (!list.ok) throw new InvalidListParameter(list.reason)
     const { items, total } = await repo.list(list.value)
     return pageEnvelope(items.map((adapter) => project(adapter, list.value.projection)), list.value, total)
   })

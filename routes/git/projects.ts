@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { Static } from '@sinclair/typebox'
 import type { FastifyRequest } from 'fastify'
-import { WRITERS } from '../../plugins/auth/index.js'
+import { WRITERS } from '../../lib/auth/roles.js'
 import { HttpError } from '../../lib/http/errors.js'
 import { SPECIAL_PATHS, validateBranchName, validateProjectPath, validateRepoPath, type SpecialPath } from '../../lib/git/paths.js'
 import type { CheckResult } from '../../lib/http/check-result.js'

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ADMINS } from '../../plugins/auth/index.js'
+import { ADMINS } from '../../lib/auth/roles.js'
 import { adapterNotFound } from '../../plugins/orchestrator/adapters-repository.js'
 import { HttpError } from '../../lib/http/errors.js'
 import { pageEnvelope, parseListQuery, project } from '../../lib/lists/list-query.js'

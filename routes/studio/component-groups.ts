@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { WRITERS } from '../../plugins/auth/index.js'
+import { WRITERS } from '../../lib/auth/roles.js'
 import { toFields, type Outcome } from '../../plugins/studio/component-groups-repository.js'
 import { HttpError } from '../../lib/http/errors.js'
 import { pageEnvelope, parseListQuery, parseProjection, project } from '../../lib/lists/list-query.js'

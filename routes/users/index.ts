@@ -1,11 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ADMINS } from '../../plugins/auth/index.js'
-import { HttpError } from '../../lib/http/errors.js'
+import { ADMINS } from '../../lib/auth/roles.js'
+import { InvalidUserList, UnknownUser, UserExists } from '../../lib/auth/errors.js'
 import { pageEnvelope, parseListQuery, project } from '../../lib/lists/list-query.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
 import { User, USER_LIST, UserCreate, UserList, UserListQuery, UsernameParams, UserUpdate } from '../../schemas/users.js'
-
-const notFound = (username: string): HttpError => new HttpError(404, `User "${username}" not found`)
 
 /** Users, their roles and groups (admin only). Passwords are write-only. */
 const users: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -25,7 +23,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const list = parseListQuery(USER_LIST, request.query)
-    if (!list.ok) throw new HttpError(400, list.reason)
+    if (!list.ok) throw new InvalidUserList(list.reason)
     const { items, total } = await repo.list(list.value)
     return pageEnvelope(items.map((user) => project(user, list.value.projection)), list.value, total)
   })
@@ -35,7 +33,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { summary: 'Create a user', tags, body: UserCreate, response: { 200: User, ...errorResponses(400, 409) } }
   }, async (request) => {
     const user = await repo.create(request.body)
-    if (user === undefined) throw new HttpError(409, `User "${request.body.username}" already exists`)
+    if (user === undefined) throw new UserExists(request.body.username)
     return user
   })
 
@@ -44,7 +42,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { summary: 'Get a user', tags, params: UsernameParams, response: { 200: User, ...errorResponses(400, 404) } }
   }, async (request) => {
     const user = await repo.get(request.params.username)
-    if (user === undefined) throw notFound(request.params.username)
+    if (user === undefined) throw new UnknownUser(request.params.username)
     return user
   })
 
@@ -60,7 +58,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const user = await repo.update(request.params.username, request.body)
     fastify.forgetCredentials(request.params.username)
-    if (user === undefined) throw notFound(request.params.username)
+    if (user === undefined) throw new UnknownUser(request.params.username)
     return user
   })
 
@@ -75,7 +73,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const deleted = await repo.remove(request.params.username)
     fastify.forgetCredentials(request.params.username)
-    if (!deleted) throw notFound(request.params.username)
+    if (!deleted) throw new UnknownUser(request.params.username)
     return { deleted }
   })
 }

@@ -7,8 +7,6 @@ import configPlugin, { type Config } from './plugins/core/config.js'
 import databasePlugin from './plugins/database/index.js'
 import dataDirPlugin from './plugins/core/data-dir.js'
 import secretsPlugin from './plugins/core/secrets.js'
-import usersRepositoryPlugin from './plugins/auth/users-repository.js'
-import sessionsRepositoryPlugin from './plugins/auth/sessions-repository.js'
 import componentGroupsRepositoryPlugin from './plugins/studio/index.js'
 import authPlugin, { requireAuthentication } from './plugins/auth/index.js'
 import errorHandlerPlugin from './plugins/core/error-handler.js'
@@ -155,8 +153,6 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   await app.register(dataDirPlugin)
   await app.register(secretsPlugin)
   await app.register(databasePlugin)
-  await app.register(usersRepositoryPlugin)
-  await app.register(sessionsRepositoryPlugin)
   await app.register(componentGroupsRepositoryPlugin)
   await app.register(authPlugin)
   await app.register(metricsPlugin)

@@ -14,7 +14,6 @@ export const UnknownProvider = defineError<[gitType: string, configured: string]
 // Users' own tokens.
 export const CredentialsForbidden = defineError(
   'GIT_CREDENTIALS_FORBIDDEN', "Only the user themself or an admin may manage a user's Git credentials", 403)
-export const UserNotFound = defineError<[username: string]>('USER_NOT_FOUND', 'User %s not found', 404)
 export const CredentialsNotFound = defineError<[username: string, provider: string]>(
   'GIT_CREDENTIALS_NOT_FOUND', 'User %s has no Git credentials stored for provider %s', 404)
 export const CredentialUnreadable = defineError<[username: string, provider: string]>(

@@ -1,4 +1,3 @@
-import fp from 'fastify-plugin'
 import type { Db } from '../database/index.js'
 import type { User } from '../../schemas/users.js'
 import type { OAuthClient } from '../../schemas/auth.js'
@@ -126,13 +125,3 @@ export function sessionsRepository (db: Db) {
 }
 
 export type SessionsRepository = ReturnType<typeof sessionsRepository>
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    sessionsRepository: SessionsRepository
-  }
-}
-
-export default fp(async (fastify) => {
-  fastify.decorate('sessionsRepository', sessionsRepository(fastify.db))
-}, { name: 'sessions-repository', dependencies: ['database'] })

@@ -1,10 +1,9 @@
-import fp from 'fastify-plugin'
 import type { Queryable } from '../database/index.js'
 import type { User, UserCreate, UserUpdate } from '../../schemas/users.js'
 import { USER_LIST } from '../../schemas/users.js'
 import { listStatements, readPage, type ListRequest } from '../../lib/lists/list-query.js'
 import { hashPassword } from '../../lib/auth/passwords.js'
-import { HttpError } from '../../lib/http/errors.js'
+import { LastAdmin } from '../../lib/auth/errors.js'
 
 interface UserRow {
   username: string
@@ -36,15 +35,13 @@ function toUser (row: UserRow): User {
   }
 }
 
-const lastAdmin = (): HttpError => new HttpError(409, 'The last enabled admin cannot be removed, disabled or demoted')
-
 /** Users table access; every password goes in hashed and never comes out. */
 export function usersRepository (db: Queryable & { transaction: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T> }) {
   // Locks the enabled admins' rows so two concurrent changes cannot both remove "the other" admin.
   async function assertAnotherAdmin (tx: Queryable, username: string): Promise<void> {
     const { rows } = await tx.query<{ username: string }>(
       "SELECT username FROM users WHERE 'admin' = ANY(roles) AND NOT disabled FOR UPDATE")
-    if (!rows.some((r) => r.username !== username)) throw lastAdmin()
+    if (!rows.some((r) => r.username !== username)) throw new LastAdmin()
   }
 
   return {
@@ -125,13 +122,3 @@ export function usersRepository (db: Queryable & { transaction: <T>(fn: (tx: Que
 }
 
 export type UsersRepository = ReturnType<typeof usersRepository>
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    usersRepository: UsersRepository
-  }
-}
-
-export default fp(async (fastify) => {
-  fastify.decorate('usersRepository', usersRepository(fastify.db))
-}, { name: 'users-repository', dependencies: ['database'] })

@@ -4,7 +4,7 @@ import type { onResponseHookHandler } from 'fastify'
 import client from 'prom-client'
 import { hookList } from '../../lib/http/hook-list.js'
 import { HistogramSeries, LabelledHistogram } from '../../lib/http/histogram.js'
-import { ADMINS } from '../auth/index.js'
+import { ADMINS } from '../../lib/auth/roles.js'
 
 // A CommonJS module whose plugin is its `default` export.
 const fastifyMetrics = fastifyMetricsModule.default

@@ -2,28 +2,23 @@ import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/ty
 import type { Static } from '@sinclair/typebox'
 import formbody from '@fastify/formbody'
 import type { FastifyReply } from 'fastify'
-import { HttpError } from '../../lib/http/errors.js'
 import { parseBasicAuthorization } from '../../lib/auth/basic-auth-header.js'
 import { CLIENT_ID_PATTERN, sameDigest, tokenDigest } from '../../lib/auth/tokens.js'
-import { REALM, TOKEN_COOKIE } from '../../plugins/auth/index.js'
+import { BASIC_CHALLENGE, TOKEN_COOKIE, retryAfterOf } from '../../lib/auth/schemes.js'
+import {
+  LoginFailed, OAuthClientAuthenticatedTwice, OAuthClientAuthMissing, OAuthClientAuthNotBasic, OAuthClientIdMismatch,
+  OAuthClientUserDisabled, OAuthGrantTypeMissing, OAuthInvalidClient, OAuthInvalidScope, OAuthUnsupportedGrantType, oauthErrorName
+} from '../../lib/auth/errors.js'
 import { errorResponses } from '../../schemas/common.js'
 import { LoginBody, OAuthError, SessionToken, TokenRequest, TokenResponse } from '../../schemas/auth.js'
 
 const CLIENT_ID = new RegExp(CLIENT_ID_PATTERN)
 
 /** Sets Retry-After from an HttpError that says how long to wait (429, 503), and gives it back. */
-export function withRetryAfter (reply: FastifyReply, err: unknown): unknown {
-  const retryAfter = err instanceof HttpError ? err.details?.retryAfter : undefined
-  if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter))
+function withRetryAfter (reply: FastifyReply, err: unknown): unknown {
+  const retryAfter = retryAfterOf(err)
+  if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter))
   return err
-}
-
-type OAuthErrorCode = 'invalid_request' | 'invalid_client' | 'unauthorized_client' | 'unsupported_grant_type' | 'invalid_scope' | 'temporarily_unavailable'
-
-class OAuthFailure extends Error {
-  constructor (readonly statusCode: number, readonly error: OAuthErrorCode, message: string) {
-    super(message)
-  }
 }
 
 /** Decodes a client id or secret sent as HTTP Basic (RFC 6749 2.3.1: form-urlencoded first). */
@@ -52,7 +47,7 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     const { username, password } = request.body.user
     const user = await fastify.checkPassword(request.ip, username, password).catch((err: unknown) => { throw withRetryAfter(reply, err) })
-    if (user === undefined) throw new HttpError(401, 'Wrong username or password')
+    if (user === undefined) throw new LoginFailed()
     const { token } = await sessions.create(user.username, SESSION_TTL_S)
     void reply.setCookie(TOKEN_COOKIE, token, {
       httpOnly: true,
@@ -74,11 +69,12 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
     })
     oauth.setErrorHandler(async (err, request, reply) => {
       withRetryAfter(reply, err)
-      if (err instanceof OAuthFailure) {
-        if (err.statusCode === 401) void reply.header('www-authenticate', `Basic realm="${REALM}"`)
-        return await reply.code(err.statusCode).send({ error: err.error, error_description: err.message })
-      }
       const { statusCode, message } = err as { statusCode?: unknown, message?: unknown }
+      const error = oauthErrorName(err)
+      if (error !== undefined && typeof statusCode === 'number') {
+        if (statusCode === 401) void reply.header('www-authenticate', BASIC_CHALLENGE)
+        return await reply.code(statusCode).send({ error, error_description: message })
+      }
       const status = typeof statusCode === 'number' ? statusCode : 500
       const description = typeof message === 'string' ? message : 'The request is malformed'
       if (status === 429) return await reply.code(429).send({ error: 'temporarily_unavailable', error_description: description })
@@ -101,29 +97,29 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
     }, async (request) => {
       const header = request.headers.authorization
       const basic = header === undefined ? undefined : parseBasicAuthorization(header)
-      if (header !== undefined && basic === undefined) throw new OAuthFailure(401, 'invalid_client', 'Client authentication supports HTTP Basic only')
+      if (header !== undefined && basic === undefined) throw new OAuthClientAuthNotBasic()
       const form: Static<typeof TokenRequest> = request.body ?? {}
-      if (form.grant_type === undefined) throw new OAuthFailure(400, 'invalid_request', 'grant_type is missing')
-      if (form.grant_type !== 'client_credentials') throw new OAuthFailure(400, 'unsupported_grant_type', 'Only grant_type=client_credentials is supported')
+      if (form.grant_type === undefined) throw new OAuthGrantTypeMissing()
+      if (form.grant_type !== 'client_credentials') throw new OAuthUnsupportedGrantType()
       if (basic !== undefined && (form.client_secret !== undefined)) {
-        throw new OAuthFailure(400, 'invalid_request', 'The client authenticated twice (HTTP Basic and client_secret in the body)')
+        throw new OAuthClientAuthenticatedTwice()
       }
       const clientId = basic === undefined ? form.client_id : formDecoded(basic.username)
       const secret = basic === undefined ? form.client_secret : formDecoded(basic.password)
       if (basic !== undefined && form.client_id !== undefined && form.client_id !== clientId) {
-        throw new OAuthFailure(400, 'invalid_request', 'client_id in the body differs from the authenticated client')
+        throw new OAuthClientIdMismatch()
       }
       if (clientId === undefined || clientId === '' || secret === undefined || secret === '') {
-        throw new OAuthFailure(401, 'invalid_client', 'Client authentication is missing (client_id and client_secret)')
+        throw new OAuthClientAuthMissing()
       }
-      if (form.scope !== undefined && form.scope.trim() !== '') throw new OAuthFailure(400, 'invalid_scope', 'This service defines no scopes: a token carries its user\'s roles')
+      if (form.scope !== undefined && form.scope.trim() !== '') throw new OAuthInvalidScope()
       const client = CLIENT_ID.test(clientId) ? await sessions.findClient(clientId) : undefined
       const subject = `c:${clientId}`
       const stored = client?.secretDigest ?? ''
       const holds = fastify.guardedCheck(request.ip, subject, fastify.loginGuard.fingerprint(subject, secret), stored,
         () => client !== undefined && sameDigest(tokenDigest(secret), client.secretDigest))
-      if (!holds || client === undefined) throw new OAuthFailure(401, 'invalid_client', 'Unknown client or wrong secret')
-      if (client.disabled) throw new OAuthFailure(400, 'unauthorized_client', 'The client\'s user is disabled')
+      if (!holds || client === undefined) throw new OAuthInvalidClient()
+      if (client.disabled) throw new OAuthClientUserDisabled()
       const { token } = await sessions.create(client.username, OAUTH_TOKEN_TTL_S, clientId)
       return { access_token: token, token_type: 'Bearer' as const, expires_in: OAUTH_TOKEN_TTL_S }
     })

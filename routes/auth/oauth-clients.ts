@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ADMINS } from '../../plugins/auth/index.js'
-import { HttpError } from '../../lib/http/errors.js'
+import { ADMINS } from '../../lib/auth/roles.js'
+import { OAuthClientNotFound, UserNotFound } from '../../lib/auth/errors.js'
+import { InvalidListParameter } from '../../lib/lists/errors.js'
 import { pageEnvelope, parseListQuery, project } from '../../lib/lists/list-query.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
 import { OAUTH_CLIENT_LIST, OAuthClientCreate, OAuthClientCreated, OAuthClientList, OAuthClientListQuery, OAuthClientParams } from '../../schemas/auth.js'
@@ -21,14 +22,13 @@ const oauthClients: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const { username, name } = request.body
-    const missing = (): HttpError => new HttpError(404, `User "${username}" not found`)
-    if (await fastify.usersRepository.get(username) === undefined) throw missing()
+    if (await fastify.usersRepository.get(username) === undefined) throw new UserNotFound(username)
     try {
       const { client, secret } = await repo.createClient(username, name ?? '', request.user.username)
       return { ...client, client_secret: secret }
     } catch (err) {
       // The user was deleted meanwhile (foreign key violation).
-      if ((err as { code?: unknown }).code === '23503') throw missing()
+      if ((err as { code?: unknown }).code === '23503') throw new UserNotFound(username)
       throw err
     }
   })
@@ -45,7 +45,7 @@ const oauthClients: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const list = parseListQuery(OAUTH_CLIENT_LIST, request.query)
-    if (!list.ok) throw new HttpError(400, list.reason)
+    if (!list.ok) throw new InvalidListParameter(list.reason)
     const { items, total } = await repo.listClients(list.value)
     return pageEnvelope(items.map((client) => project(client, list.value.projection)), list.value, total)
   })
@@ -60,7 +60,7 @@ const oauthClients: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const username = await repo.deleteClient(request.params.clientId)
-    if (username === undefined) throw new HttpError(404, `OAuth client "${request.params.clientId}" not found`)
+    if (username === undefined) throw new OAuthClientNotFound(request.params.clientId)
     fastify.forgetCredentials(username)
     return { deleted: true }
   })

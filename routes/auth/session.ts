@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { TOKEN_COOKIE } from '../../plugins/auth/index.js'
+import { TOKEN_COOKIE } from '../../lib/auth/schemes.js'
 import { LogoutResult, WhoAmI } from '../../schemas/auth.js'
 
 /** The caller's own session: who it is, and logging out. Any authenticated user. */

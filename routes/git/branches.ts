@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { WRITERS } from '../../plugins/auth/index.js'
+import { WRITERS } from '../../lib/auth/roles.js'
 import { errorResponses } from '../../schemas/common.js'
 import { BranchList, CreateBranchBody, CreateBranchPlatformBody, CreateBranchResponse, GitBranchParams, GitRepoParams } from '../../schemas/git.js'
 import { branchName, gitParams } from './params.js'

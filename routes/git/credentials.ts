@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { CredentialsForbidden, CredentialsNotFound, UserNotFound } from '../../lib/git/errors.js'
+import { CredentialsForbidden, CredentialsNotFound } from '../../lib/git/errors.js'
+import { UserNotFound } from '../../lib/auth/errors.js'
 import type { GitProvider } from '../../lib/git/providers.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
 import { GitCredentialsBody, GitCredentialsParams, GitCredentialsStored } from '../../schemas/git.js'

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { WRITERS } from '../../plugins/auth/index.js'
+import { WRITERS } from '../../lib/auth/roles.js'
 import { canonicalJson, commitAuthor, commitMessage } from '../../lib/git/commit.js'
 import { InvalidCommitMessage, InvalidIfMatch, InvalidProjectPath } from '../../lib/git/errors.js'
 import { blobEtag, parseBlobIfMatch } from '../../lib/git/etag.js'

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ADMINS } from '../../plugins/auth/index.js'
+import { ADMINS } from '../../lib/auth/roles.js'
 import { pageEnvelope, parseListQuery, project } from '../../lib/lists/list-query.js'
 import { checkBaseUrl, checkCaBundle } from '../../lib/orchestrator/adapter.js'
 import { AdapterExists, AdapterNotFound, InvalidAdapter } from '../../lib/orchestrator/errors.js'

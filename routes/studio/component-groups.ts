@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { WRITERS } from '../../plugins/auth/index.js'
+import { WRITERS } from '../../lib/auth/roles.js'
 import { InvalidListParameter } from '../../lib/lists/errors.js'
 import { pageEnvelope, parseListQuery, parseProjection, project } from '../../lib/lists/list-query.js'
 import { ComponentGroupNotFound, ImportTimeout, ImportTooLarge, InvalidVersionCondition, nameTaken } from '../../lib/studio/errors.js'

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ADMINS } from '../../plugins/auth/index.js'
-import { HttpError } from '../../lib/http/errors.js'
+import { ADMINS } from '../../lib/auth/roles.js'
+import { UserExists, UserNotFound } from '../../lib/auth/errors.js'
+import { InvalidListParameter } from '../../lib/lists/errors.js'
 import { pageEnvelope, parseListQuery, project } from '../../lib/lists/list-query.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
 import { User, USER_LIST, UserCreate, UserList, UserListQuery, UsernameParams, UserUpdate } from '../../schemas/users.js'
-
-const notFound = (username: string): HttpError => new HttpError(404, `User "${username}" not found`)
 
 /** Users, their roles and groups (admin only). Passwords are write-only. */
 const users: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -25,7 +24,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const list = parseListQuery(USER_LIST, request.query)
-    if (!list.ok) throw new HttpError(400, list.reason)
+    if (!list.ok) throw new InvalidListParameter(list.reason)
     const { items, total } = await repo.list(list.value)
     return pageEnvelope(items.map((user) => project(user, list.value.projection)), list.value, total)
   })
@@ -35,7 +34,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { summary: 'Create a user', tags, body: UserCreate, response: { 200: User, ...errorResponses(400, 409) } }
   }, async (request) => {
     const user = await repo.create(request.body)
-    if (user === undefined) throw new HttpError(409, `User "${request.body.username}" already exists`)
+    if (user === undefined) throw new UserExists(request.body.username)
     return user
   })
 
@@ -44,7 +43,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { summary: 'Get a user', tags, params: UsernameParams, response: { 200: User, ...errorResponses(400, 404) } }
   }, async (request) => {
     const user = await repo.get(request.params.username)
-    if (user === undefined) throw notFound(request.params.username)
+    if (user === undefined) throw new UserNotFound(request.params.username)
     return user
   })
 
@@ -60,7 +59,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const user = await repo.update(request.params.username, request.body)
     fastify.forgetCredentials(request.params.username)
-    if (user === undefined) throw notFound(request.params.username)
+    if (user === undefined) throw new UserNotFound(request.params.username)
     return user
   })
 
@@ -75,7 +74,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const deleted = await repo.remove(request.params.username)
     fastify.forgetCredentials(request.params.username)
-    if (!deleted) throw notFound(request.params.username)
+    if (!deleted) throw new UserNotFound(request.params.username)
     return { deleted }
   })
 }

@@ -22,7 +22,7 @@ for (const database of testDatabases) {
         t.equal(response.statusCode, 401, JSON.stringify(h))
         t.match(response.headers['www-authenticate'], /^Basic realm="netauto"/)
         if (h.authorization?.startsWith('Bearer') !== true) t.equal(response.headers['www-authenticate'], 'Basic realm="netauto"', 'the challenge, exactly')
-        t.same(response.json(), { statusCode: 401, error: 'Unauthorized', message: 'Missing or invalid credentials' })
+        t.same(response.json(), { statusCode: 401, error: 'Unauthorized', message: 'Missing or invalid credentials', code: 'INVALID_CREDENTIALS' })
       }
     })
 

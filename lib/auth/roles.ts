@@ -1,0 +1,32 @@
+import type { Static } from '@sinclair/typebox'
+import type { Role as RoleSchema } from '../../schemas/common.js'
+import type { User } from '../../schemas/users.js'
+import type { AuthMethod } from '../../schemas/auth.js'
+
+export type Role = Static<typeof RoleSchema>
+
+/** Writes studio documents and Git projects. */
+export const WRITERS: readonly Role[] = ['admin', 'designer', 'apiwrite']
+export const ADMINS: readonly Role[] = ['admin']
+
+/** The caller of a request, as routes see it (`request.user`). */
+export type AuthUser = Pick<User, 'username' | 'roles' | 'groups' | 'email'>
+
+/** How the caller of a request authenticated (`request.auth`). */
+export interface RequestAuth {
+  method: AuthMethod
+  /** The digest of the session or access token, when a token was used. */
+  tokenDigest?: string
+  /** The OAuth client the token was issued to. */
+  clientId?: string
+}
+
+export function toAuthUser (user: User): AuthUser {
+  const { username, roles, groups, email } = user
+  return { username, roles, groups, email }
+}
+
+/** True when `user` holds one of `allowed` (admin always does); any user when `allowed` is absent. */
+export function mayAct (user: AuthUser, allowed: readonly Role[] | undefined): boolean {
+  return allowed === undefined || user.roles.some((r) => r === 'admin' || allowed.includes(r))
+}

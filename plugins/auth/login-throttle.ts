@@ -1,0 +1,94 @@
+import type { Config } from '../core/config.js'
+import { LoginGuard, type Ticket } from '../../lib/auth/login-guard.js'
+import { CheckQueue, QueueFull } from '../../lib/auth/check-queue.js'
+import { generatePassword, hashPassword, verifyPassword } from '../../lib/auth/passwords.js'
+import { CredentialCache } from '../../lib/auth/credential-cache.js'
+import { loginBusy, tooManyFailedLogins } from '../../lib/auth/errors.js'
+import type { LoginRecord, UsersRepository } from './users-repository.js'
+
+/** Every check of a password or client secret: throttled per address and subject, hashes run a few at a time. */
+export interface LoginThrottle {
+  guard: LoginGuard
+  /**
+   * Checks a username and password as every login does: the user's record when they hold and the
+   * user is enabled, undefined when not; throws a 429 past the failure limit, a 503 when the line
+   * of password checks is full.
+   */
+  checkPassword: (address: string, username: string, password: string) => Promise<LoginRecord | undefined>
+  /**
+   * Runs `check` (a cheap comparison of a secret) under the failure counts of `subject` and the
+   * client address; `fingerprint` stands for the secret. Throws a 429 past the limit.
+   */
+  guardedCheck: (address: string, subject: string, fingerprint: string, stored: string, check: () => boolean) => boolean
+  /** Verifies a remembered credential again through the line of checks (throws QueueFull when it is full); not counted. */
+  recheckPassword: (password: string, passwordHash: string) => Promise<boolean>
+  /** Password checks run since start. */
+  passwordChecks: () => number
+}
+
+type ThrottleConfig = Pick<Config, 'LOGIN_FAILURES_MAX' | 'LOGIN_ADDRESS_FAILURES_MAX' | 'LOGIN_FAILURES_WINDOW_MS' | 'PASSWORD_CHECK_CONCURRENCY' | 'PASSWORD_CHECK_QUEUE'>
+
+export async function loginThrottle (config: ThrottleConfig, users: UsersRepository): Promise<LoginThrottle> {
+  const guard = new LoginGuard({
+    max: config.LOGIN_FAILURES_MAX,
+    maxPerAddress: config.LOGIN_ADDRESS_FAILURES_MAX,
+    windowMs: config.LOGIN_FAILURES_WINDOW_MS
+  })
+  const queue = new CheckQueue({ concurrency: config.PASSWORD_CHECK_CONCURRENCY, maxWaiting: config.PASSWORD_CHECK_QUEUE })
+  // Verifying against this when the user does not exist costs the same as a real check, so the
+  // response time does not tell which usernames exist.
+  const dummyHash = await hashPassword(generatePassword())
+
+  function reserve (address: string, subject: string, fingerprint: string): Ticket | undefined {
+    if (guard.isKnownGood(fingerprint)) return undefined
+    const reservation = guard.reserve(LoginGuard.keys(address, subject))
+    if (!reservation.ok) throw tooManyFailedLogins(reservation.retryAfterS)
+    return reservation.ticket
+  }
+
+  async function checkPassword (address: string, username: string, password: string): Promise<LoginRecord | undefined> {
+    const fingerprint = guard.fingerprint(`u:${username}`, password)
+    const record = await users.findForLogin(username)
+    const stored = record === undefined ? '' : CredentialCache.key(record.passwordHash)
+    // The same wrong password against the same hash: known to fail, neither checked nor counted.
+    if (guard.isKnownBad(fingerprint, stored)) return undefined
+    const known = guard.isKnownGood(fingerprint)
+    const ticket = reserve(address, `u:${username}`, fingerprint)
+    let valid: boolean
+    try {
+      valid = await queue.run(async () => await verifyPassword(password, record?.passwordHash ?? dummyHash), { priority: known })
+    } catch (err) {
+      ticket?.cancel()
+      throw err instanceof QueueFull ? loginBusy() : err
+    }
+    if (valid && record !== undefined && !record.user.disabled) {
+      ticket?.succeed()
+      guard.rememberGood(fingerprint)
+      return record
+    }
+    ticket?.fail()
+    if (!valid) guard.rememberBad(fingerprint, stored)
+    return undefined
+  }
+
+  function guardedCheck (address: string, subject: string, fingerprint: string, stored: string, check: () => boolean): boolean {
+    if (guard.isKnownBad(fingerprint, stored)) return false
+    const ticket = reserve(address, subject, fingerprint)
+    if (check()) {
+      ticket?.succeed()
+      guard.rememberGood(fingerprint)
+      return true
+    }
+    ticket?.fail()
+    guard.rememberBad(fingerprint, stored)
+    return false
+  }
+
+  return {
+    guard,
+    checkPassword,
+    guardedCheck,
+    recheckPassword: async (password, passwordHash) => await queue.run(async () => await verifyPassword(password, passwordHash)),
+    passwordChecks: () => queue.started
+  }
+}

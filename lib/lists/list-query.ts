@@ -4,6 +4,8 @@
 // `...Field` names (default: the list's own). From the validated query string this module
 // makes the request, the SQL of the page and of its bounded count, the envelope
 // `{items, count, skip, limit, total, next, previous}`, and the projection of each document.
+// A page holds at most `limit` items and at most about LIST_MAX_PAGE_BYTES of them (at least one
+// item); `next` goes on from where it stopped.
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import type { CheckResult } from '../http/check-result.js'
 import { selectiveContainsPart } from './trigram-search.js'
@@ -53,6 +55,8 @@ export type Projection =
 export interface ListRequest {
   limit: number
   skip: number
+  /** The most bytes of items a page holds (their rows as JSON text); the first item always. */
+  maxBytes: number
   sort: string
   order: 1 | -1
   filters: Filter[]
@@ -99,7 +103,7 @@ export function pageSchema (item: TSchema & { properties: Record<string, TSchema
   const skip = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()])
   return Type.Object({
     items: Type.Array(Type.Partial(item as never), { description }),
-    count: Type.Integer({ minimum: 0, description: 'Items on this page.' }),
+    count: Type.Integer({ minimum: 0, description: 'Items on this page: at most `limit`, fewer when their size reached LIST_MAX_PAGE_BYTES (default 8 MiB).' }),
     skip: Type.Integer({ minimum: 0 }),
     limit: Type.Integer({ minimum: 1 }),
     total: Type.Integer({
@@ -107,8 +111,8 @@ export function pageSchema (item: TSchema & { properties: Record<string, TSchema
       description: `Items matching. Exact while fewer than skip + limit + ${LIST_COUNT_LOOKAHEAD} match; past that, ` +
         'that many (a lower bound): paging on until `next` is null reads every item, and the last page\'s total is exact.'
     }),
-    next: { ...skip, description: 'The skip of the next page; null on the last.' },
-    previous: { ...skip, description: 'The skip of the previous page; null on the first.' }
+    next: { ...skip, description: 'The skip of the next page (skip + count); null on the last. Following next reads every item once.' },
+    previous: { ...skip, description: 'skip - limit (at least 0); null on the first. A page cut by its size may stop before this one starts: follow next to read every item.' }
   })
 }
 
@@ -141,8 +145,13 @@ export function parseProjection (spec: Pick<ListSpec, 'idField' | 'fields'>, que
   return { ok: true, value: { kind: 'all' } }
 }
 
+/** The service's bounds on every page (plugins/core/config.ts): `fastify.config` fits. */
+export interface ListLimits {
+  LIST_MAX_PAGE_BYTES: number
+}
+
 /** The request a validated query string asks for, or a 400's reason naming the parameter. */
-export function parseListQuery (spec: ListSpec, query: ListQueryString): CheckResult<ListRequest> {
+export function parseListQuery (spec: ListSpec, query: ListQueryString, limits: ListLimits): CheckResult<ListRequest> {
   // The schema says so too, but a number such as 1e400 reaches here as Infinity past it.
   if (!Number.isSafeInteger(query.limit) || query.limit < 1 || query.limit > spec.maxLimit) {
     return { ok: false, reason: `querystring/limit must be an integer from 1 to ${spec.maxLimit}` }
@@ -177,7 +186,7 @@ export function parseListQuery (spec: ListSpec, query: ListQueryString): CheckRe
   if (!projection.ok) return projection
   return {
     ok: true,
-    value: { limit: query.limit, skip: query.skip, sort: query.sort, order: query.order === -1 ? -1 : 1, filters, projection: projection.value }
+    value: { limit: query.limit, skip: query.skip, maxBytes: limits.LIST_MAX_PAGE_BYTES, sort: query.sort, order: query.order === -1 ? -1 : 1, filters, projection: projection.value }
   }
 }
 
@@ -226,6 +235,8 @@ export interface ListStatements {
 
 /** The column of a page's rows that holds the bounded count, when the page carries it. */
 export const LIST_TOTAL_COLUMN = 'list_total'
+/** The column of a page's rows that holds how many rows the page had before the byte bound cut it. */
+export const LIST_ROWS_COLUMN = 'list_rows'
 
 /**
  * The page and its count as SQL. The page reads its rows in index order and stops after
@@ -279,11 +290,26 @@ export function listStatements (spec: ListSpec, request: ListRequest, source: Li
   const limit = param(request.limit)
   const skip = param(request.skip)
   const bound = param(request.skip + request.limit + LIST_COUNT_LOOKAHEAD)
+  const maxBytes = param(request.maxBytes)
   const arms = source.arms.length === 0 ? [[]] : source.arms
   const pageText = arms.length === 1
     ? `SELECT ${source.columns} FROM ${source.table} ${where(arms[0] as string[])} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${skip}`
     : `SELECT * FROM (${arms.map((arm) => `(SELECT ${source.columns} FROM ${source.table} ${where(arm)} ORDER BY ${orderBy} LIMIT ${reach})`).join(' UNION ALL ')}) AS page
        ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${skip}`
+  // The byte bound. A first pass over the page's rows keeps, per row, only its sort key and its
+  // size as JSON text (about what the driver receives and the answer sends); the keys of the
+  // longest run from the first row whose sizes add up to at most the bound (the first row
+  // always) select the rows of the second pass. Both passes are one statement: one snapshot,
+  // the same rows, and no row past the cut ever leaves the database. Arrays of at most `limit`
+  // numbers rather than a window function, which would sort.
+  const sized = `SELECT count(*)::int AS ${LIST_ROWS_COLUMN}, array_agg(${sortSql} ORDER BY ${orderBy}) AS keys,
+      array_agg(list_bytes ORDER BY ${orderBy}) AS sizes
+    FROM (SELECT ${sortSql}, octet_length(row_to_json(paged)::text) AS list_bytes FROM (${pageText}) AS paged) AS measured`
+  const kept = `SELECT s.${LIST_ROWS_COLUMN}, s.keys[1:(SELECT count(*) FROM generate_subscripts(s.sizes, 1) AS i
+      WHERE i = 1 OR (SELECT sum(b) FROM unnest(s.sizes[1:i]) AS u(b)) <= ${maxBytes}::bigint)] AS kept
+    FROM (${sized}) AS s`
+  const cutText = (extra: string): string => `SELECT listed.*, fit.${LIST_ROWS_COLUMN}${extra} FROM (${pageText}) AS listed, (${kept}) AS fit
+    WHERE listed.${sortSql} = ANY(fit.kept) ORDER BY ${orderBy}`
   const countSql = `(${arms.map((arm) =>
     `(SELECT count(*) FROM (SELECT 1 FROM ${source.table} ${where(arm)} LIMIT ${bound}) AS counted)`).join(' + ')})::int`
   const carriesTotal = request.filters.length === 0
@@ -296,7 +322,7 @@ export function listStatements (spec: ListSpec, request: ListRequest, source: Li
     return { text: renumbered, params: numbers.map((n) => params[n - 1]) }
   }
   return {
-    page: used(carriesTotal ? `SELECT listed.*, ${countSql} AS ${LIST_TOTAL_COLUMN} FROM (${pageText}) AS listed ORDER BY ${orderBy}` : pageText),
+    page: used(cutText(carriesTotal ? `, ${countSql} AS ${LIST_TOTAL_COLUMN}` : '')),
     carriesTotal,
     count: used(countText)
   }
@@ -307,17 +333,20 @@ export interface ListQueryable {
   query<R>(text: string, params: unknown[], options: { plan: 'custom' }): Promise<{ rows: R[] }>
 }
 
+type PageRow<R> = R & { [LIST_TOTAL_COLUMN]?: number, [LIST_ROWS_COLUMN]: number }
+
 /**
- * A page of rows and the list's total: from the page when it is short, else the count it
- * carries, else the count statement (a page past the end carries nothing).
+ * A page of rows and the list's total: from the page when it is short (before the byte bound
+ * cut it), else the count it carries, else the count statement (a page past the end carries
+ * nothing). The rows keep only their own columns.
  */
 export async function readPage<R extends object> (db: ListQueryable, statements: ListStatements,
   request: Pick<ListRequest, 'skip' | 'limit'>): Promise<{ rows: R[], total: number }> {
   const custom = { plan: 'custom' } as const
-  const { rows } = await db.query<R & { [LIST_TOTAL_COLUMN]?: number }>(statements.page.text, statements.page.params, custom)
-  const total = totalFromPage(request, rows.length) ?? rows[0]?.[LIST_TOTAL_COLUMN] ??
+  const { rows } = await db.query<PageRow<R>>(statements.page.text, statements.page.params, custom)
+  const total = totalFromPage(request, rows[0]?.[LIST_ROWS_COLUMN] ?? 0) ?? rows[0]?.[LIST_TOTAL_COLUMN] ??
     (await db.query<{ n: number }>(statements.count.text, statements.count.params, custom)).rows[0]?.n ?? 0
-  return { rows, total }
+  return { rows: rows.map(({ [LIST_TOTAL_COLUMN]: _total, [LIST_ROWS_COLUMN]: _rows, ...row }) => row as unknown as R), total }
 }
 
 /**
@@ -329,16 +358,20 @@ export function totalFromPage (request: Pick<ListRequest, 'skip' | 'limit'>, row
   return rowsOnPage < request.limit && (rowsOnPage > 0 || request.skip === 0) ? request.skip + rowsOnPage : undefined
 }
 
-/** The envelope of a page: its items, where it starts, and the neighbouring pages' `skip`. */
+/**
+ * The envelope of a page: its items, where it starts, and the neighbouring pages' `skip`. The
+ * next page starts after the last item, which is before skip + limit when the byte bound cut
+ * the page.
+ */
 export function pageEnvelope<T> (items: T[], request: Pick<ListRequest, 'skip' | 'limit'>, total: number) {
-  const end = request.skip + request.limit
+  const end = request.skip + items.length
   return {
     items,
     count: items.length,
     skip: request.skip,
     limit: request.limit,
     total,
-    next: end < total ? end : null,
+    next: items.length > 0 && end < total ? end : null,
     previous: request.skip > 0 ? Math.max(0, request.skip - request.limit) : null
   }
 }

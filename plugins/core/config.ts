@@ -48,6 +48,8 @@ export const ConfigSchema = Type.Object({
   ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
   ORCHESTRATOR_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 256, default: 10 }),
   ORCHESTRATOR_POOL_IDLE_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000 }),
+  // The most bytes of items one list page holds (at least one item): see lib/lists/list-query.ts.
+  LIST_MAX_PAGE_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 8 * 1024 * 1024 }),
   STUDIO_IMPORT_MAX_GROUPS: Type.Integer({ minimum: 1, maximum: 10_000, default: 500 }),
   STUDIO_IMPORT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 })
 })

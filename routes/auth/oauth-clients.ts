@@ -44,7 +44,7 @@ const oauthClients: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: OAuthClientList, ...errorResponses(400) }
     }
   }, async (request) => {
-    const list = parseListQuery(OAUTH_CLIENT_LIST, request.query)
+    const list = parseListQuery(OAUTH_CLIENT_LIST, request.query, fastify.config)
     if (!list.ok) throw new InvalidListParameter(list.reason)
     const { items, total } = await repo.listClients(list.value)
     return pageEnvelope(items.map((client) => project(client, list.value.projection)), list.value, total)

@@ -39,7 +39,7 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: AdapterList, ...errorResponses(400) }
     }
   }, async (request) => {
-    const list = parseListQuery(ADAPTER_LIST, request.query)
+    const list = parseListQuery(ADAPTER_LIST, request.query, fastify.config)
     if (!list.ok) throw new InvalidListParameter(list.reason)
     const { items, total } = await repo.list(list.value)
     return pageEnvelope(items.map((adapter) => project(adapter, list.value.projection)), list.value, total)

@@ -37,13 +37,14 @@ const componentGroups: FastifyPluginAsyncTypebox = async (fastify) => {
       summary: 'List the component groups you may read, a page at a time',
       description: 'The platform\'s list language: limit (default 25, at most 100), skip, sort (name or _id), order (1 or -1), ' +
         'include / exclude, and equals, contains, starts-with on the name (or the field equalsField, containsField, ' +
-        'startsWithField names).',
+        'startsWithField names). A page also stops at about LIST_MAX_PAGE_BYTES (default 8 MiB) of items, one item always; ' +
+        '`next` goes on from there.',
       tags,
       querystring: ListQuery,
       response: { 200: Page, ...errorResponses(400) }
     }
   }, async (request) => {
-    const list = parseListQuery(COMPONENT_GROUP_LIST, request.query)
+    const list = parseListQuery(COMPONENT_GROUP_LIST, request.query, fastify.config)
     if (!list.ok) throw new InvalidListParameter(list.reason)
     const { items, total } = await repo.list(request.user, list.value)
     return pageEnvelope(items.map((doc) => project(doc, list.value.projection)), list.value, total)

@@ -23,7 +23,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: UserList, ...errorResponses(400) }
     }
   }, async (request) => {
-    const list = parseListQuery(USER_LIST, request.query)
+    const list = parseListQuery(USER_LIST, request.query, fastify.config)
     if (!list.ok) throw new InvalidListParameter(list.reason)
     const { items, total } = await repo.list(list.value)
     return pageEnvelope(items.map((user) => project(user, list.value.projection)), list.value, total)

@@ -15,12 +15,13 @@ const SPEC: ListSpec = {
   maxValueLength: 255
 }
 
+const LIMITS = { LIST_MAX_PAGE_BYTES: 8 * 1024 * 1024 }
 const query = (q: Partial<ListQueryString> = {}): ListQueryString => ({ limit: 25, skip: 0, sort: 'name', order: 1, ...q })
 
 t.test('a query string becomes a request: defaults, order, filters on their fields', async (t) => {
-  const plain = parseListQuery(SPEC, query())
-  t.same(plain, { ok: true, value: { limit: 25, skip: 0, sort: 'name', order: 1, filters: [], projection: { kind: 'all' } } })
-  const full = parseListQuery(SPEC, query({ order: -1, sort: '_id', equals: 'a', contains: 'b', containsField: 'description', 'starts-with': 'c' }))
+  const plain = parseListQuery(SPEC, query(), LIMITS)
+  t.same(plain, { ok: true, value: { limit: 25, skip: 0, maxBytes: LIMITS.LIST_MAX_PAGE_BYTES, sort: 'name', order: 1, filters: [], projection: { kind: 'all' } } })
+  const full = parseListQuery(SPEC, query({ order: -1, sort: '_id', equals: 'a', contains: 'b', containsField: 'description', 'starts-with': 'c' }), LIMITS)
   t.ok(full.ok)
   if (!full.ok) return
   t.equal(full.value.order, -1)
@@ -29,13 +30,13 @@ t.test('a query string becomes a request: defaults, order, filters on their fiel
     { op: 'contains', field: 'description', value: 'b' },
     { op: 'startsWith', field: 'name', value: 'c' }
   ])
-  const camel = parseListQuery(SPEC, query({ startsWith: 'c', startsWithField: 'description' }))
+  const camel = parseListQuery(SPEC, query({ startsWith: 'c', startsWithField: 'description' }), LIMITS)
   t.same(camel.ok && camel.value.filters, [{ op: 'startsWith', field: 'description', value: 'c' }], 'startsWith is the same filter')
 })
 
 t.test('unknown fields and contradictions are named', async (t) => {
   const reason = (q: Partial<ListQueryString>): string => {
-    const parsed = parseListQuery(SPEC, query(q))
+    const parsed = parseListQuery(SPEC, query(q), LIMITS)
     return parsed.ok ? '' : parsed.reason
   }
   t.match(reason({ limit: Infinity }), /querystring\/limit must be an integer from 1 to 100/)
@@ -74,6 +75,9 @@ t.test('the envelope names the neighbouring pages', async (t) => {
   t.same(pageEnvelope(['e'], { skip: 4, limit: 2 }, 5), { items: ['e'], count: 1, skip: 4, limit: 2, total: 5, next: null, previous: 2 })
   t.same(pageEnvelope([], { skip: 1, limit: 25 }, 0), { items: [], count: 0, skip: 1, limit: 25, total: 0, next: null, previous: 0 })
   t.same(pageEnvelope(['c', 'd'], { skip: 2, limit: 2 }, 4), { items: ['c', 'd'], count: 2, skip: 2, limit: 2, total: 4, next: null, previous: 0 })
+  t.same(pageEnvelope(['a'], { skip: 10, limit: 25 }, 40), { items: ['a'], count: 1, skip: 10, limit: 25, total: 40, next: 11, previous: 0 },
+    'a page the byte bound cut: next right after its last item')
+  t.equal(pageEnvelope([], { skip: 3, limit: 25 }, 40).next, null, 'an empty page never points at itself')
 })
 
 t.test('a short page tells the total itself; a full or empty one past the start does not', async (t) => {
@@ -90,45 +94,57 @@ t.test('LIKE patterns take the value literally', async (t) => {
   t.equal(likePattern('a\\b', false, true), 'a\\\\b%')
 })
 
+// A page statement: `page` (the rows in index order, at most limit of them) read twice in one
+// statement, first for the sizes of its rows, then for the rows that fit `bytes`.
+const cut = (page: string, orderBy: string, bytes: string, carried: string): string => {
+  const key = orderBy.split(' ')[0] as string
+  return `SELECT listed.*, fit.list_rows${carried} FROM (${page}) AS listed, (` +
+    'SELECT s.list_rows, s.keys[1:(SELECT count(*) FROM generate_subscripts(s.sizes, 1) AS i ' +
+    `WHERE i = 1 OR (SELECT sum(b) FROM unnest(s.sizes[1:i]) AS u(b)) <= ${bytes}::bigint)] AS kept ` +
+    `FROM (SELECT count(*)::int AS list_rows, array_agg(${key} ORDER BY ${orderBy}) AS keys, array_agg(list_bytes ORDER BY ${orderBy}) AS sizes ` +
+    `FROM (SELECT ${key}, octet_length(row_to_json(paged)::text) AS list_bytes FROM (${page}) AS paged) AS measured) AS s) AS fit ` +
+    `WHERE listed.${key} = ANY(fit.kept) ORDER BY ${orderBy}`
+}
+
 t.test('the SQL: the page in index order without a window function, the count bounded, values as parameters', async (t) => {
-  const parsed = parseListQuery(SPEC, query({ skip: 50, limit: 10, order: -1, contains: "x'; DROP TABLE t; --" }))
+  const parsed = parseListQuery(SPEC, query({ skip: 50, limit: 10, order: -1, contains: "x'; DROP TABLE t; --" }), LIMITS)
   if (!parsed.ok) throw new Error(parsed.reason)
   const one = listStatements(SPEC, parsed.value, { table: 't', columns: 'id, name', arms: [[]], params: [] })
-  t.equal(one.page.text, "SELECT id, name FROM t WHERE (name COLLATE \"default\") ILIKE $1 ESCAPE '\\' ORDER BY name DESC LIMIT $2 OFFSET $3")
-  t.same(one.page.params, ["%x'; DROP TABLE t; --%", 10, 50])
+  const onePage = "SELECT id, name FROM t WHERE (name COLLATE \"default\") ILIKE $1 ESCAPE '\\' ORDER BY name DESC LIMIT $2 OFFSET $3"
+  t.equal(one.page.text.replace(/\s+/g, ' '), cut(onePage, 'name DESC', '$4', ''))
+  t.same(one.page.params, ["%x'; DROP TABLE t; --%", 10, 50, LIMITS.LIST_MAX_PAGE_BYTES])
   t.equal(one.count.text, "SELECT ((SELECT count(*) FROM (SELECT 1 FROM t WHERE (name COLLATE \"default\") ILIKE $1 ESCAPE '\\' LIMIT $2) AS counted))::int AS n")
   t.same(one.count.params, ["%x'; DROP TABLE t; --%", 50 + 10 + LIST_COUNT_LOOKAHEAD])
   t.equal(one.carriesTotal, false, 'a search often ends within its page: its count runs only when needed')
   t.notMatch(one.page.text + one.count.text, /OVER|DROP/, 'no window function; the value never in the text')
 
-  const plain = parseListQuery(SPEC, query())
+  const plain = parseListQuery(SPEC, query(), LIMITS)
   if (!plain.ok) throw new Error(plain.reason)
   const two = listStatements(SPEC, plain.value, { table: 't', columns: 'id, name', arms: [['public'], ['groups && $1::text[]']], params: [['g']] })
   const counted = '((SELECT count(*) FROM (SELECT 1 FROM t WHERE public LIMIT $2) AS counted) + ' +
     '(SELECT count(*) FROM (SELECT 1 FROM t WHERE groups && $1::text[] LIMIT $2) AS counted))::int'
   t.equal(two.carriesTotal, true, 'without filters the page carries its count')
-  t.equal(two.page.text.replace(/\s+/g, ' '),
-    `SELECT listed.*, ${counted.replace(/\$2/g, '$5')} AS list_total FROM (` +
+  t.equal(two.page.text.replace(/\s+/g, ' '), cut(
     'SELECT * FROM ((SELECT id, name FROM t WHERE public ORDER BY name ASC LIMIT $2) UNION ALL ' +
-    '(SELECT id, name FROM t WHERE groups && $1::text[] ORDER BY name ASC LIMIT $2)) AS page ORDER BY name ASC LIMIT $3 OFFSET $4' +
-    ') AS listed ORDER BY name ASC')
-  t.same(two.page.params, [['g'], 25, 25, 0, 25 + LIST_COUNT_LOOKAHEAD], 'each arm reads at most skip + limit rows')
+    '(SELECT id, name FROM t WHERE groups && $1::text[] ORDER BY name ASC LIMIT $2)) AS page ORDER BY name ASC LIMIT $3 OFFSET $4',
+    'name ASC', '$6', `, ${counted.replace(/\$2/g, '$5')} AS list_total`))
+  t.same(two.page.params, [['g'], 25, 25, 0, 25 + LIST_COUNT_LOOKAHEAD, LIMITS.LIST_MAX_PAGE_BYTES], 'each arm reads at most skip + limit rows')
   t.equal(two.count.text, `SELECT ${counted} AS n`)
   t.same(two.count.params, [['g'], 25 + LIST_COUNT_LOOKAHEAD], 'each statement carries only the parameters it names')
 })
 
 t.test('contains with frequent trigrams: the index looks up a part without them, the whole value is tested after', async (t) => {
-  const parsed = parseListQuery(SPEC, query({ contains: 'oup 4242' }))
+  const parsed = parseListQuery(SPEC, query({ contains: 'oup 4242' }), LIMITS)
   if (!parsed.ok) throw new Error(parsed.reason)
   const source = { table: 't', columns: 'id, name', arms: [[]], params: [] }
   const { page, count } = listStatements(SPEC, parsed.value, source, { name: new Set(['oup', 'up ']) })
-  t.equal(page.text, "SELECT id, name FROM t WHERE (name COLLATE \"default\") ILIKE $1 ESCAPE '\\' AND " +
-    "((name COLLATE \"default\") ILIKE $2 ESCAPE '\\') IS TRUE ORDER BY name ASC LIMIT $3 OFFSET $4")
-  t.same(page.params, ['% 4242%', '%oup 4242%', 25, 0])
+  t.equal(page.text.replace(/\s+/g, ' '), cut("SELECT id, name FROM t WHERE (name COLLATE \"default\") ILIKE $1 ESCAPE '\\' AND " +
+    "((name COLLATE \"default\") ILIKE $2 ESCAPE '\\') IS TRUE ORDER BY name ASC LIMIT $3 OFFSET $4", 'name ASC', '$5', ''))
+  t.same(page.params, ['% 4242%', '%oup 4242%', 25, 0, LIMITS.LIST_MAX_PAGE_BYTES])
   t.match(count.text, /ILIKE \$1 ESCAPE '\\' AND \(\(name COLLATE "default"\) ILIKE \$2 ESCAPE '\\'\) IS TRUE LIMIT \$3/)
 
   const other = listStatements(SPEC, parsed.value, source, { description: new Set(['oup', 'up ']) })
-  t.same(other.page.params, ['%oup 4242%', 25, 0], 'trigrams of another field change nothing')
+  t.same(other.page.params, ['%oup 4242%', 25, 0, LIMITS.LIST_MAX_PAGE_BYTES], 'trigrams of another field change nothing')
   const rare = listStatements(SPEC, parsed.value, source, { name: new Set(['gro']) })
-  t.same(rare.page.params, ['%oup 4242%', 25, 0], 'a value without frequent trigrams is looked up whole')
+  t.same(rare.page.params, ['%oup 4242%', 25, 0, LIMITS.LIST_MAX_PAGE_BYTES], 'a value without frequent trigrams is looked up whole')
 })

@@ -26,7 +26,7 @@ if (testDatabases.includes('postgres')) {
     await client.query('VACUUM ANALYZE users, oauth_clients')
 
     const parse = (q: Partial<ListQueryString>) => {
-      const parsed = parseListQuery(OAUTH_CLIENT_LIST, { limit: 25, skip: 0, sort: 'client_id', order: 1, ...q })
+      const parsed = parseListQuery(OAUTH_CLIENT_LIST, { limit: 25, skip: 0, sort: 'client_id', order: 1, ...q }, app.config)
       if (!parsed.ok) throw new Error(parsed.reason)
       return parsed.value
     }

@@ -30,7 +30,7 @@ if (testDatabases.includes('postgres')) {
     // The trigrams every "Group N" has, as the repository reads them from the statistics.
     const frequent = await app.componentGroupsRepository.frequentNameTrigrams()
     const statements = (user: { roles: string[], groups: string[] }, q: Partial<ListQueryString>, trigrams = frequent) => {
-      const parsed = parseListQuery(COMPONENT_GROUP_LIST, { limit: 25, skip: 0, sort: 'name', order: 1, ...q })
+      const parsed = parseListQuery(COMPONENT_GROUP_LIST, { limit: 25, skip: 0, sort: 'name', order: 1, ...q }, app.config)
       if (!parsed.ok) throw new Error(parsed.reason)
       return listStatements(COMPONENT_GROUP_LIST, parsed.value, readableSource(user), { name: trigrams })
     }
@@ -96,7 +96,7 @@ if (testDatabases.includes('postgres')) {
 
     t.test('past the count\'s bound, total is a lower bound that keeps clients paging, and exact at the end', async (t) => {
       const pageAt = async (skip: number) => {
-        const parsed = parseListQuery(COMPONENT_GROUP_LIST, { limit: 25, skip, sort: 'name', order: 1 })
+        const parsed = parseListQuery(COMPONENT_GROUP_LIST, { limit: 25, skip, sort: 'name', order: 1 }, app.config)
         if (!parsed.ok) throw new Error(parsed.reason)
         const { items, total } = await app.componentGroupsRepository.list(admin, parsed.value)
         return pageEnvelope(items, parsed.value, total)

@@ -1,7 +1,6 @@
 import Fastify, { type FastifyError, type FastifyReply, type FastifyRequest, type FastifySchemaValidationError, type FastifyServerOptions } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { AjvCompiler, type BuildCompilerFromPool } from '@fastify/ajv-compiler'
-import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
 import type { DestinationStream } from 'pino'
 import configPlugin, { type Config } from './plugins/core/config.js'
 import databasePlugin from './plugins/database/index.js'
@@ -18,7 +17,6 @@ import requestInputPlugin from './plugins/core/request-input.js'
 import responseHeadersPlugin, { RESPONSE_HEADERS } from './plugins/core/response-headers.js'
 import { ErrorResponse } from './schemas/common.js'
 import { trustProxy } from './lib/http/public-url.js'
-import { withDiscriminatedUnions } from './lib/http/discriminated-unions.js'
 import { MalformedRequest, MalformedUrl, PathParameterTooLong, toErrorBody, type CatalogErrorConstructor } from './lib/http/errors.js'
 import { requestIdGenerator } from './lib/http/ids.js'
 import { freeFormKeywords } from './lib/http/free-form.js'
@@ -82,15 +80,8 @@ function schemaCompilers (): NonNullable<FastifyServerOptions['schemaController'
     const compile: RouteValidatorCompiler = (route) => route.httpPart === 'body' ? strict(route) : lenient(route)
     return compile as unknown as ReturnType<BuildCompilerFromPool>
   }
-  // Responses are serialised from their schema with each union of objects told apart by a constant
-  // (component group members) rewritten so that the serializer finds a value's branch by one
-  // comparison (lib/http/discriminated-unions.ts); the OpenAPI document keeps the schema as written.
-  const serializerFactory = SerializerSelector()
-  const buildSerializer: typeof serializerFactory = (externalSchemas, serializerOptions) => {
-    const compile = serializerFactory(externalSchemas, serializerOptions)
-    return (route) => compile({ ...route, schema: withDiscriminatedUnions(route.schema) })
-  }
-  return { compilersFactory: { buildValidator, buildSerializer } }
+  // Responses are serialised by Fastify's own compiler (fast-json-stringify), from the schemas as written.
+  return { compilersFactory: { buildValidator } }
 }
 
 /**

@@ -1,21 +1,15 @@
 // Checks that bytes arriving in chunks form one JSON text (RFC 8259, UTF-8), without building
 // any value: the relay embeds an orchestrator's JSON answer in its own reply as bytes, and must
-// know it is JSON a client can parse. In place of JSON.parse, which would build every value: a
-// tenth of its time on a 50 MB answer (benchmark `orchestrator-json-check`), and memory of one
-// byte per open level.
+// know it is JSON a client can parse. In place of JSON.parse, which would build every value
+// (benchmark `orchestrator-json-check`); memory: one byte per open level.
+// Over 300 lines: a table-driven automaton, whose transition table is built here state by state.
 //
-// Two checks of the same grammar. JsonChecker runs json-check.c, compiled to WebAssembly SIMD
-// (json-check-wasm.ts): 64 bytes per step classified into bit masks, strings skipped whole, the
-// tokens' order checked on masks too; UTF-8 is checked natively (isUtf8) on each chunk first.
-// ScalarJsonChecker is a byte automaton in JavaScript: one lookup in a transition table per byte,
-// the place of a value (top level, array, object) being part of the state, so that only '{', '['
-// and the closing brackets touch the nesting stack, and a number's end is its next byte, read
-// once. It stands in where WebAssembly SIMD is missing, and it says why a text is not JSON: when
-// the kernel refuses a chunk, the automaton is resumed in the kernel's state at the chunk's start
-// and finds the same byte, so messages are worked out only then, from the state and that byte.
+// One lookup in a transition table per byte, the place of a value (top level, array, object)
+// being part of the state, so that only '{', '[' and the closing brackets touch the nesting
+// stack, and a number's end is its next byte, read once. UTF-8 is checked natively (isUtf8) on
+// each chunk. Messages are worked out only when a byte does not fit, from the state and that byte.
 
 import { isUtf8 } from 'node:buffer'
-import { JSON_CHECK_WASM } from './json-check-wasm.js'
 
 // Deep enough for any YANG document; shallow enough for every client's parser (Python's json
 // stops near 1,000 levels, JSON.stringify overflows the stack somewhat further).
@@ -219,10 +213,10 @@ class Utf8Stream {
 }
 
 /**
- * The check one byte at a time, in JavaScript: where WebAssembly SIMD is not available, and the
- * source of JsonChecker's messages. Memory: one byte per open level.
+ * Feed it with `write(chunk)`, then `end()`; each returns undefined while the text is valid, else
+ * why it is not (the first problem, with its byte offset). Memory: one byte per open level.
  */
-export class ScalarJsonChecker {
+export class JsonChecker {
   readonly #maxDepth: number
   readonly #stack: Uint8Array
   #depth = 0
@@ -236,16 +230,6 @@ export class ScalarJsonChecker {
     this.#stack = new Uint8Array(maxDepth)
   }
 
-  /** A checker that goes on from `state` (an automaton state), open levels `stack`, `offset` bytes read. */
-  static resume (maxDepth: number, state: number, stack: Uint8Array, offset: number): ScalarJsonChecker {
-    const checker = new ScalarJsonChecker(maxDepth)
-    checker.#state = state
-    checker.#stack.set(stack)
-    checker.#depth = stack.length
-    checker.#offset = offset
-    return checker
-  }
-
   /** Bytes read so far. */
   get bytes (): number {
     return this.#offset
@@ -254,12 +238,6 @@ export class ScalarJsonChecker {
   write (chunk: Uint8Array): string | undefined {
     if (this.#problem !== undefined) return this.#problem
     if (!this.#utf8.write(chunk)) return this.#fail('bytes that are not UTF-8', 0)
-    return this.writeChecked(chunk)
-  }
-
-  /** write(), the chunk's UTF-8 being checked by the caller. */
-  writeChecked (chunk: Uint8Array): string | undefined {
-    if (this.#problem !== undefined) return this.#problem
     const length = chunk.length
     const table = SHIFTED
     const plain = PLAIN
@@ -337,174 +315,4 @@ function problemAfter (state: number, c: number): string {
 
 function describe (c: number): string {
   return c >= 0x21 && c < 0x7f ? `'${String.fromCharCode(c)}'` : `byte 0x${c.toString(16).padStart(2, '0')}`
-}
-
-// The WebAssembly SIMD check (json-check.c, built into json-check-wasm.ts): one module instance,
-// compiled at load, serves every checker; a checker's state (40 bytes and a byte per open level)
-// is copied into its memory when another checker ran last, and out after each chunk.
-const INPUT_BYTES = 32 * 1024 // json-check.c's input buffer
-const NEST_BYTES = 1024 // and its nesting stack
-const STATE_BYTES = 40 // struct state
-// Fields of struct state, in 32-bit words.
-const ESCAPED_NEXT = 4
-const LAST = 5
-const SCALAR = 6
-const DEPTH = 7
-const MAX_DEPTH = 8
-// The kernel's kinds of token (T_*: which one was last is a bit of LAST), and the automaton's
-// state after each.
-const T_BEFORE_VALUE = 0
-const T_KEY = 4
-const afterToken = (kind: number, place: Place): number =>
-  [VALUE[place], MEMBER_OR_CLOSE, VALUE_OR_CLOSE, MEMBER, COLON, AFTER[place]][kind] as number
-// Its number and literal states (S_*), as the automaton's.
-const fromScalar = (s: number, place: Place): number => {
-  const literal = LITERAL[place] as number[][]
-  return [
-    VALUE[place], MINUS[place], ZERO[place], INT[place], DOT[place], FRACTION[place], EXP_MARK[place], EXP_SIGN[place], EXPONENT[place],
-    ...(literal[0] as number[]), ...(literal[1] as number[]), ...(literal[2] as number[]), AFTER[place]
-  ][s] as number
-}
-
-// The part of the WebAssembly API used here (this project's TypeScript libraries leave it out).
-declare const WebAssembly: {
-  validate: (bytes: Uint8Array) => boolean
-  Module: new (bytes: Uint8Array) => object
-  Instance: new (module: object) => { exports: object }
-}
-
-interface Kernel {
-  memory: Uint8Array
-  input: number
-  // Views of struct state and of the open levels.
-  state: Uint8Array
-  words: Uint32Array
-  nest: Uint8Array
-  check: (length: number) => number
-  // The checker whose state the kernel holds.
-  owner: JsonChecker | undefined
-}
-
-function loadKernel (): Kernel | undefined {
-  const bytes = Buffer.from(JSON_CHECK_WASM, 'base64')
-  if (!WebAssembly.validate(bytes)) return undefined
-  const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes))
-  const exports = instance.exports as {
-    memory: { buffer: ArrayBuffer }, input_address: () => number, state_address: () => number, nest_address: () => number, init: () => void, check: (n: number) => number
-  }
-  exports.init()
-  const state = exports.state_address()
-  return {
-    memory: new Uint8Array(exports.memory.buffer),
-    input: exports.input_address(),
-    state: new Uint8Array(exports.memory.buffer, state, STATE_BYTES),
-    words: new Uint32Array(exports.memory.buffer, state, STATE_BYTES / 4),
-    nest: new Uint8Array(exports.memory.buffer, exports.nest_address(), NEST_BYTES),
-    check: exports.check,
-    owner: undefined
-  }
-}
-
-const kernel = loadKernel()
-
-/** Whether JsonChecker runs in WebAssembly SIMD (else it is ScalarJsonChecker). */
-export const SIMD_JSON_CHECK = kernel !== undefined
-
-/**
- * Feed it with `write(chunk)`, then `end()`; each returns undefined while the text is valid, else
- * why it is not (the first problem, with its byte offset). Memory: one byte per open level.
- */
-export class JsonChecker {
-  readonly #maxDepth: number
-  // The kernel's state between chunks (struct state) and the open levels.
-  readonly #state = new Uint8Array(STATE_BYTES)
-  readonly #words = new Uint32Array(this.#state.buffer)
-  readonly #nest: Uint8Array
-  readonly #utf8 = new Utf8Stream()
-  #offset = 0
-  // The check in JavaScript: without the kernel, or once a problem is found (then it has it).
-  #scalar: ScalarJsonChecker | undefined
-  #refusedAt: number | undefined
-  #problem: string | undefined
-
-  constructor (maxDepth = MAX_JSON_DEPTH) {
-    this.#maxDepth = maxDepth
-    this.#nest = new Uint8Array(Math.min(maxDepth, NEST_BYTES))
-    this.#words[MAX_DEPTH] = maxDepth
-    this.#words[LAST] = 1 << T_BEFORE_VALUE
-    if (kernel === undefined || maxDepth > NEST_BYTES) this.#scalar = new ScalarJsonChecker(maxDepth)
-  }
-
-  /** Bytes read so far. */
-  get bytes (): number {
-    return this.#scalar?.bytes ?? this.#offset
-  }
-
-  /** Where the WebAssembly check found the first problem (to compare it with the scalar check's). */
-  get refusedAt (): number | undefined {
-    return this.#refusedAt
-  }
-
-  write (chunk: Uint8Array): string | undefined {
-    if (this.#scalar !== undefined || kernel === undefined) return this.#scalar?.write(chunk)
-    if (this.#problem !== undefined) return this.#problem
-    if (!this.#utf8.write(chunk)) return this.#notUtf8()
-    const { memory, input, state, words, nest, check } = kernel
-    // The state goes in when another checker ran last (and comes out after each chunk: it is
-    // the state at the next chunk's start, should the kernel refuse that chunk).
-    if (kernel.owner !== this) {
-      state.set(this.#state)
-      nest.set(this.#nest.subarray(0, this.#words[DEPTH]))
-      kernel.owner = this
-    }
-    for (let from = 0; from < chunk.length; from += INPUT_BYTES) {
-      const piece = chunk.length <= INPUT_BYTES ? chunk : chunk.subarray(from, from + INPUT_BYTES)
-      memory.set(piece, input)
-      const at = check(piece.length)
-      if (at >= 0) {
-        // The message, and the problem from now on, from the scalar check resumed where this
-        // chunk began: it stops at the same byte.
-        kernel.owner = undefined
-        this.#refusedAt = this.#offset + from + at
-        return this.#toScalar().writeChecked(chunk)
-      }
-    }
-    this.#state.set(state)
-    this.#nest.set(nest.subarray(0, words[DEPTH]))
-    this.#offset += chunk.length
-    return undefined
-  }
-
-  /** Whether what was written is one complete JSON text. */
-  end (): string | undefined {
-    if (kernel?.owner === this) kernel.owner = undefined
-    if (this.#scalar !== undefined) return this.#scalar.end()
-    if (this.#problem !== undefined) return this.#problem
-    if (this.#utf8.pending) return this.#notUtf8()
-    return this.#toScalar().end()
-  }
-
-  #notUtf8 (): string {
-    this.#problem = `bytes that are not UTF-8 at byte ${this.#offset}`
-    return this.#problem
-  }
-
-  // The scalar checker in the state the kernel was in after the last chunk it took.
-  #toScalar (): ScalarJsonChecker {
-    const words = this.#words
-    const depth = words[DEPTH] as number
-    const place = depth === 0 ? TOP : this.#nest[depth - 1] === OBJECT ? IN_OBJECT : IN_ARRAY
-    const last = 31 - Math.clz32(words[LAST] as number)
-    let state: number
-    if (words[SCALAR] !== 0) state = fromScalar(words[SCALAR] as number, place)
-    else if (words[0] === 0) state = afterToken(last, place)
-    else {
-      // Inside a string (a member name after a T_KEY token), maybe an escape or \\u escape.
-      const k = last === T_KEY ? STRING.length : place
-      const hexLeft = [0, 1, 2, 3].filter((bit) => ((this.#state[8] as number) >> bit & 1) === 1).length
-      state = hexLeft > 0 ? HEX[k]?.[4 - hexLeft] as number : words[ESCAPED_NEXT] === 1 ? ESCAPE[k] as number : [...STRING, MEMBER_STRING][k] as number
-    }
-    this.#scalar = ScalarJsonChecker.resume(this.#maxDepth, state, this.#nest.subarray(0, depth), this.#offset)
-    return this.#scalar
-  }
 }

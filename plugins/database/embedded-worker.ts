@@ -9,7 +9,6 @@
 // Run as a child process with `initdb <dir>`, the file creates a new data directory and exits:
 // initdb's WebAssembly memory then goes back to the system with the process.
 import { fileURLToPath } from 'node:url'
-import { setFlagsFromString } from 'node:v8'
 import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite } from '@electric-sql/pglite'
 import { pg_trgm as pgTrgm } from '@electric-sql/pglite/contrib/pg_trgm'
@@ -44,19 +43,6 @@ export const EMBEDDED_SETTINGS = [
   'max_connections=4',
   'default_statistics_target=30'
 ]
-
-/**
- * PostgreSQL's WebAssembly is compiled by V8's baseline compiler (Liftoff) only, never tiered up
- * to its optimising one (TurboFan): the optimised code and what compiling it left in the allocator
- * stayed resident, about 50 MiB of the idle service (idle-rss: 264 / 242 MiB with tier-up, 213 /
- * 190 without, first start / restart), and queries were no slower without it (2,000 catalog
- * look-ups in 1.4-2.3 s against 2.3-2.6 s, where tier-up competes with them for the CPU). V8's
- * flags are the process's: this runs only in a process that runs PGlite, before the module is
- * compiled; WebAssembly compiled later in that process (undici's HTTP parser) is compiled so too.
- */
-export function compileWithBaselineOnly (): void {
-  setFlagsFromString('--liftoff-only')
-}
 
 export const startParams = (): string[] => [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS.flatMap((s) => ['-c', s])]
 
@@ -145,7 +131,6 @@ const port = parentPort
 if (port !== null) {
   const { dir } = workerData as { dir: string }
   try {
-    compileWithBaselineOnly()
     // pg_trgm: the trigram index behind `contains` in lists (migrations/006).
     const lite = await PGlite.create(dir, { startParams: startParams(), extensions: { pg_trgm: pgTrgm } })
     port.on('message', (request: EmbeddedRequest) => {
@@ -160,7 +145,6 @@ if (port !== null) {
 } else if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === 'initdb' && process.argv[3] !== undefined) {
   // A child process: make the data directory, then exit; the exit code says how it went.
   try {
-    compileWithBaselineOnly()
     const lite = await PGlite.create(process.argv[3], { startParams: startParams() })
     await lite.close()
     process.exitCode = 0

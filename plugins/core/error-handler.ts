@@ -1,8 +1,11 @@
 import fp from 'fastify-plugin'
 import { RouteNotFound, toErrorBody } from '../../lib/http/errors.js'
+import { ErrorResponse } from '../../schemas/common.js'
 
 /** One error shape for every failure, unknown routes included; 5xx are logged, never echoed. */
 export default fp(async (fastify) => {
+  // The error body's schema, referenced by every route's error responses.
+  fastify.addSchema(ErrorResponse)
   fastify.setErrorHandler(async (err, request, reply) => {
     const body = toErrorBody(err)
     if (body.statusCode >= 500) request.log.error({ err }, 'request failed')

@@ -42,6 +42,8 @@ function optionalBody (schema: unknown): boolean {
  * - No NUL character in any path parameter, query parameter or body string (keys included).
  */
 export default fp(async (fastify) => {
+  // The API speaks JSON only: any other body type is a 415, not a string handed to validation.
+  fastify.removeContentTypeParser('text/plain')
   const parse = fastify.getDefaultJsonParser('error', 'error')
   fastify.removeContentTypeParser('application/json')
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {

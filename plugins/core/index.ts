@@ -1,0 +1,27 @@
+// The core of every request, before any data or area: configuration, the one error shape, the
+// checks every request's input passes, load shedding, the public URL, OpenAPI, the data
+// directory and the key that seals stored secrets.
+import fp from 'fastify-plugin'
+import configPlugin, { type Config } from './config.js'
+import errorHandlerPlugin from './error-handler.js'
+import responseHeadersPlugin from './response-headers.js'
+import requestInputPlugin from './request-input.js'
+import loadSheddingPlugin from './load-shedding.js'
+import publicUrlPlugin from './public-url.js'
+import openapiPlugin from './openapi.js'
+import dataDirPlugin from './data-dir.js'
+import secretsPlugin from './secrets.js'
+
+export default fp<{ config: Config }>(async (fastify, opts) => {
+  await fastify.register(configPlugin, { config: opts.config })
+  await fastify.register(errorHandlerPlugin)
+  await fastify.register(responseHeadersPlugin)
+  // JSON bodies, path and query parameters of every route.
+  await fastify.register(requestInputPlugin)
+  // Before any route is added, so that every route but liveness is shed under overload.
+  await fastify.register(loadSheddingPlugin)
+  await fastify.register(publicUrlPlugin)
+  await fastify.register(openapiPlugin)
+  await fastify.register(dataDirPlugin)
+  await fastify.register(secretsPlugin)
+}, { name: 'core' })

@@ -40,6 +40,9 @@ export const RepositoryEmpty = defineError<[repoPath: string, branch: string]>(
 export const RepositoryApiMissing = defineError<[provider: string]>(
   'GIT_REPOSITORY_API_MISSING', 'Creating a repository needs the REST API of Git provider %s, and none is configured: ' +
     'this service speaks Git to providers, which cannot create repositories. Create it on the provider, then initialize projects in it.', 501)
+/** `scope`: 'for this user (GIT_PROVIDER_CONCURRENCY_PER_USER)' or 'in this instance (GIT_PROVIDER_CONCURRENCY)'. */
+export const ProviderBusy = defineError<[scope: string]>(
+  'GIT_PROVIDER_BUSY', 'Too many calls to Git providers are running %s; retry after the time in Retry-After', 503)
 export const BranchBusy = defineError<[branch: string, repoPath: string, attempts: number]>(
   'GIT_BRANCH_BUSY', 'Branch %s of repository %s kept moving during %s pushes; try again', 503)
 

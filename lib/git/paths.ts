@@ -127,6 +127,15 @@ export function validateProjectPath (
 
 // Characters `git check-ref-format` refuses anywhere in a ref name (besides controls and DEL).
 const REF_FORBIDDEN = /[ ~^:?*[\\]/
+// Git's pseudo-refs (`HEAD`, `FETCH_HEAD`, `ORIG_HEAD`, `MERGE_HEAD`, `CHERRY_PICK_HEAD`, ...) as a
+// component: the cache tracks branch `b` as `refs/remotes/origin/b` beside its own
+// `refs/remotes/origin/HEAD`, so `HEAD/x` would be a file and a directory at once. `HEAD` in any
+// case: a cache on a case-insensitive filesystem would collide the same way.
+const isPseudoRef = (segment: string): boolean => segment.toLowerCase() === 'head' || /^[A-Z]+(_[A-Z]+)*_HEAD$/.test(segment)
+// Other names Git keeps for itself at the top of a repository (git's is_pseudoref_syntax).
+const RESERVED_NAMES = new Set(['AUTO_MERGE', 'MERGE_AUTOSTASH', 'BISECT_EXPECTED_REV', 'NOTES_MERGE_PARTIAL', 'NOTES_MERGE_REF', 'MERGE_MSG'])
+/** The remote the cache tracks the provider's branches under (`refs/remotes/origin/<branch>`). */
+export const CACHE_REMOTE = 'origin'
 
 /**
  * Checks a branch name the way `git check-ref-format --branch` does (outside a repository),
@@ -151,6 +160,9 @@ export function validateBranchName (input: string): CheckResult<string> {
   if (input.startsWith('-')) return fail("branchName must not start with '-'")
   if (input === '@') return fail("branchName must not be '@'")
   if (input === 'HEAD') return fail("branchName must not be 'HEAD'")
+  // `origin/main` reads as the cache's tracking ref of `main` wherever a short name is resolved.
+  if (input.startsWith(`${CACHE_REMOTE}/`)) return fail(`branchName must not start with '${CACHE_REMOTE}/' (the cache's remote)`)
+  if (RESERVED_NAMES.has(input.toUpperCase())) return fail(`branchName must not be '${input}' (a name Git reserves)`)
   if (input.includes('..')) return fail("branchName must not contain '..'")
   if (input.includes('@{')) return fail("branchName must not contain '@{'")
   if (input.endsWith('.')) return fail("branchName must not end with '.'")
@@ -158,6 +170,7 @@ export function validateBranchName (input: string): CheckResult<string> {
     if (segment === '') return fail("branchName must not start or end with '/' or contain '//'")
     if (segment.startsWith('.')) return fail("branchName segments must not start with '.'")
     if (segment.endsWith('.lock')) return fail("branchName segments must not end with '.lock'")
+    if (isPseudoRef(segment)) return fail(`branchName must not have '${segment}' as a segment (a name Git or the cache reserves)`)
   }
   return { ok: true, value: input }
 }

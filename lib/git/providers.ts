@@ -12,6 +12,11 @@ export interface GitProvider {
   readonly token?: string
   /** Deadline of each HTTP exchange with the provider, body included. */
   readonly timeoutMs: number
+  /**
+   * The provider tells repository paths apart by case (a plain Git server on a case-sensitive
+   * filesystem). Absent: it does not, as GitHub, GitLab, Gitea and Bitbucket do not.
+   */
+  readonly caseSensitive?: true
 }
 
 /** Providers by lower-cased name. */
@@ -31,7 +36,7 @@ const DEFAULTS: Record<string, { url: string }> = {
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 const CONTROL = /[\u0000-\u001f\u007f]/
-const FIELDS = new Set(['url', 'username', 'token', 'timeoutMs'])
+const FIELDS = new Set(['url', 'username', 'token', 'timeoutMs', 'caseSensitive'])
 
 function fail<T> (reason: string): CheckResult<T> {
   return { ok: false, reason: `GIT_PROVIDERS ${reason}` }
@@ -41,7 +46,7 @@ function fail<T> (reason: string): CheckResult<T> {
 function checkProvider (name: string, input: unknown): CheckResult<GitProvider> {
   const where = `provider "${name}"`
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    return fail(`${where} must be an object with "url" and optionally "username", "token", "timeoutMs"`)
+    return fail(`${where} must be an object with "url" and optionally "username", "token", "timeoutMs", "caseSensitive"`)
   }
   const entry = input as Record<string, unknown>
   const unknown = Object.keys(entry).find((key) => !FIELDS.has(key))
@@ -62,7 +67,8 @@ function checkProvider (name: string, input: unknown): CheckResult<GitProvider> 
     return fail(`${where}: "url" must not have a query or fragment`)
   }
 
-  const { username, token, timeoutMs } = entry
+  const { username, token, timeoutMs, caseSensitive } = entry
+  if (caseSensitive !== undefined && typeof caseSensitive !== 'boolean') return fail(`${where}: "caseSensitive" must be true or false`)
   if (username !== undefined && (typeof username !== 'string' || username === '' || username.includes(':') || CONTROL.test(username))) {
     return fail(`${where}: "username" must be a non-empty string without ':' or control characters`)
   }
@@ -78,13 +84,14 @@ function checkProvider (name: string, input: unknown): CheckResult<GitProvider> 
       name,
       url: url.href.replace(/\/+$/, ''),
       ...(token === undefined ? {} : { username: (username as string | undefined) ?? DEFAULT_TOKEN_USERNAME, token: token as string }),
-      timeoutMs: (timeoutMs as number | undefined) ?? DEFAULT_TIMEOUT_MS
+      timeoutMs: (timeoutMs as number | undefined) ?? DEFAULT_TIMEOUT_MS,
+      ...(caseSensitive === true ? { caseSensitive } : {})
     }
   }
 }
 
 /**
- * Parses GIT_PROVIDERS (a JSON object of name -> {url, username?, token?, timeoutMs?}) over the
+ * Parses GIT_PROVIDERS (a JSON object of name -> {url, username?, token?, timeoutMs?, caseSensitive?}) over the
  * defaults. A configured name replaces the default of the same name, compared case-insensitively.
  */
 export function parseGitProviders (json: string | undefined): CheckResult<GitProviders> {
@@ -117,6 +124,15 @@ export function parseGitProviders (json: string | undefined): CheckResult<GitPro
     providers.set(key, provider.value)
   }
   return { ok: true, value: providers }
+}
+
+/**
+ * A repository as the provider tells repositories apart: its path lower-cased unless the provider
+ * is case-sensitive (repository paths are ASCII), so that every spelling it accepts of one
+ * repository shares one cache and one lock.
+ */
+export function repoKey (provider: GitProvider, repoPath: string): string {
+  return provider.caseSensitive === true ? repoPath : repoPath.toLowerCase()
 }
 
 /** The provider a `gitType` names, case-insensitively. */

@@ -44,6 +44,12 @@ export const ConfigSchema = Type.Object({
   GIT_ALLOWED_SPECIAL_PATHS: Type.Optional(Type.String()),
   // Largest answer read from a Git provider (advertisement, fetched pack, push report).
   GIT_MAX_RESPONSE_BYTES: Type.Integer({ minimum: 65_536, maximum: 4 * 1024 * 1024 * 1024, default: 256 * 1024 * 1024 }),
+  // Git operations talking to providers at once, in the instance and per user; past either, 503.
+  GIT_PROVIDER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1024, default: 16 }),
+  GIT_PROVIDER_CONCURRENCY_PER_USER: Type.Integer({ minimum: 1, maximum: 1024, default: 8 }),
+  // The clone cache under DATA_DIR/git: total size and number of repositories, least recently used evicted.
+  GIT_CACHE_MAX_BYTES: Type.Integer({ minimum: 1024 * 1024, default: 2 * 1024 * 1024 * 1024 }),
+  GIT_CACHE_MAX_REPOSITORIES: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 256 }),
   ORCHESTRATOR_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
   ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
   ORCHESTRATOR_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 256, default: 10 }),

@@ -7,10 +7,12 @@ import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import type { FastifyBaseLogger } from 'fastify'
 import { branchRef, cacheDirName } from '../../lib/git/paths.js'
+import { repoKey } from '../../lib/git/providers.js'
 import type { GitObject } from '../../lib/git/protocol/objects.js'
 import type { TreeStore } from '../../lib/git/tree.js'
 import { describe, remote, type Remote } from './transport.js'
 import { fetchInto } from './fetch.js'
+import { CacheBudget } from './cache-budget.js'
 
 const REMOTE = 'origin'
 const TRACKING_HEAD = `refs/remotes/${REMOTE}/HEAD`
@@ -47,8 +49,13 @@ function isMissingRef (err: unknown, ref: string): boolean {
 }
 
 export interface GitCaches {
-  /** The cache of a remote repository (nothing is made on disk until `prepare`). */
+  /**
+   * The cache of a remote repository (nothing is made on disk until `prepare`): one per repository
+   * as the provider names it, so one directory for every spelling a case-insensitive provider accepts.
+   */
   open: (remote: Remote) => Repo
+  /** Runs `fn` with the cache in use: not evicted meanwhile; the disk budget enforced after. */
+  use: <T>(repo: Repo, fn: () => Promise<T>) => Promise<T>
   /** Makes an empty cache, replacing whatever was there. */
   create: (repo: Repo) => Promise<void>
   /** The cache is on disk (with its skeleton): a repository the provider has answered for before. */
@@ -70,9 +77,16 @@ export interface GitCaches {
   recordPush: (repo: Repo, branch: string, commit: string, written: Promise<void>, log: FastifyBaseLogger) => Promise<void>
 }
 
-export function gitCaches (dataDir: string): GitCaches {
+/** The disk budget of all caches (GIT_CACHE_MAX_BYTES, GIT_CACHE_MAX_REPOSITORIES). */
+export interface CacheLimits {
+  maxBytes: number
+  maxRepositories: number
+}
+
+export function gitCaches (dataDir: string, limits: CacheLimits): GitCaches {
   const root = path.resolve(dataDir, 'git')
   const memory = new Map<string, object>()
+  const budget = new CacheBudget(root, { ...limits, onEvict: (gitdir) => { memory.delete(gitdir) } })
 
   function memoryCache (gitdir: string): object {
     const cached = memory.get(gitdir) ?? {}
@@ -86,7 +100,7 @@ export function gitCaches (dataDir: string): GitCaches {
   }
 
   function open (remote: Remote): Repo {
-    const gitdir = path.join(root, remote.provider.name.toLowerCase(), cacheDirName(remote.repoPath))
+    const gitdir = path.join(root, remote.provider.name.toLowerCase(), cacheDirName(repoKey(remote.provider, remote.repoPath)))
     return { ...remote, gitdir, cache: memoryCache(gitdir) }
   }
 
@@ -94,6 +108,7 @@ export function gitCaches (dataDir: string): GitCaches {
   async function create (repo: Repo): Promise<void> {
     memory.delete(repo.gitdir)
     repo.cache = memoryCache(repo.gitdir)
+    budget.emptied(repo.gitdir)
     await rm(repo.gitdir, { recursive: true, force: true })
     await mkdir(path.dirname(repo.gitdir), { recursive: true })
     const side = `${repo.gitdir}.${randomBytes(6).toString('hex')}.tmp`
@@ -149,11 +164,10 @@ export function gitCaches (dataDir: string): GitCaches {
     const known = await resolveRef(repo, trackingRef(branch)) !== undefined
       ? trackingRef(branch)
       : await resolveRef(repo, TRACKING_HEAD) !== undefined ? TRACKING_HEAD : undefined
-    const fetchRef = async (remoteRef: string) => await remote(repo, async () => await fetchInto(repo, repo, {
-      remoteRef,
-      have: known,
-      depth: known === undefined ? 1 : undefined
-    }))
+    const fetchRef = async (remoteRef: string) => await remote(repo, async () => {
+      budget.changed(repo.gitdir)
+      return await fetchInto(repo, repo, { remoteRef, have: known, depth: known === undefined ? 1 : undefined })
+    })
     try {
       const { fetchHead } = await fetchRef(branchRef(branch))
       // No refs at all: an empty repository, where the branch starts with the first commit.
@@ -178,6 +192,7 @@ export function gitCaches (dataDir: string): GitCaches {
   }
 
   async function writeObjects (repo: Repo, objects: readonly GitObject[]): Promise<void> {
+    budget.wroteLoose(repo.gitdir, objects.map((o) => o.content.length))
     for (const object of objects) {
       await git.writeObject({ fs, gitdir: repo.gitdir, type: object.type, object: object.content, format: 'content' })
     }
@@ -193,9 +208,12 @@ export function gitCaches (dataDir: string): GitCaches {
       log.warn({ provider: repo.provider.name, repository: repo.repoPath, reason: repo.redact(describe(err)) },
         'Git cache could not record a push; it will be rebuilt')
       memory.delete(repo.gitdir)
+      budget.emptied(repo.gitdir)
       await rm(repo.gitdir, { recursive: true, force: true }).catch(() => {})
     }
   }
 
-  return { open, create, ready, prepare, resolveRef, cachedBase, fetchBase, trees, writeObjects, recordPush }
+  const use = async <T>(repo: Repo, fn: () => Promise<T>): Promise<T> => await budget.use(repo.gitdir, fn)
+
+  return { open, use, create, ready, prepare, resolveRef, cachedBase, fetchBase, trees, writeObjects, recordPush }
 }

@@ -6,14 +6,15 @@
 // everything else reads it through isomorphic-git.
 import git, { Errors } from 'isomorphic-git'
 import fs from 'node:fs'
-import { readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { open, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { readSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import path from 'node:path'
-import { indexPack } from '../../lib/git/protocol/pack-index.js'
+import { indexPack, type PackSource } from '../../lib/git/protocol/pack-index.js'
 import { validateBranchName } from '../../lib/git/paths.js'
 import { GitProtocolError } from '../../lib/git/protocol/receive-pack.js'
-import { fetchCapabilities, parseUploadPackResponse, uploadPackRequest } from '../../lib/git/protocol/upload-pack.js'
+import { UploadPackReader, fetchCapabilities, uploadPackRequest } from '../../lib/git/protocol/upload-pack.js'
 import { AGENT, postService, type Remote } from './transport.js'
 
 export interface FetchTarget {
@@ -90,22 +91,43 @@ export async function fetchInto (remote: Remote, target: FetchTarget, options: F
     const shallows = await readShallow(target.gitdir)
     const capabilities = fetchCapabilities(info.capabilities, AGENT, options.depth !== undefined || shallows.size > 0)
     const sideBand = capabilities.some((c) => c.startsWith('side-band'))
-    const result = await postService(remote, 'git-upload-pack',
-      uploadPackRequest({ want, haves, shallows: [...shallows], depth: options.depth, capabilities }))
-    if (result.statusCode !== 200) {
-      throw new Errors.HttpError(result.statusCode, STATUS_CODES[result.statusCode] ?? '', '')
-    }
-    const answer = parseUploadPackResponse(result.data, sideBand)
-    const index = await indexPack(answer.pack)
-    if (!index.oids.includes(want)) throw new GitProtocolError('the pack lacks the commit asked for')
-    const packFile = path.join(target.gitdir, 'objects', 'pack', `pack-${index.packSha}`)
-    // The index last: isomorphic-git finds packs by their index, so a pack is never seen half written.
-    await writeWhole(`${packFile}.pack`, answer.pack)
-    await writeWhole(`${packFile}.idx`, index.idx)
-    if (answer.shallow.length > 0 || answer.unshallow.length > 0) {
-      for (const oid of answer.shallow) shallows.add(oid)
-      for (const oid of answer.unshallow) shallows.delete(oid)
-      await writeWhole(path.join(target.gitdir, 'shallow'), [...shallows].map((oid) => `${oid}\n`).join(''))
+    // The pack goes to a file as it comes (never held whole), is indexed from it a window at a
+    // time, and is renamed into place once its index is written.
+    const partial = path.join(target.gitdir, 'objects', 'pack', `incoming-${randomBytes(6).toString('hex')}.pack.tmp`)
+    const file = await open(partial, 'w+')
+    try {
+      const reader = new UploadPackReader(sideBand)
+      const result = await postService(remote, 'git-upload-pack',
+        uploadPackRequest({ want, haves, shallows: [...shallows], depth: options.depth, capabilities }),
+        async (chunk) => { for (const part of reader.push(chunk)) await file.write(part) })
+      if (result.statusCode !== 200) {
+        throw new Errors.HttpError(result.statusCode, STATUS_CODES[result.statusCode] ?? '', '')
+      }
+      reader.end()
+      const { size } = await file.stat()
+      const source: PackSource = {
+        size,
+        read: (position, length) => {
+          const out = Buffer.allocUnsafe(Math.max(0, Math.min(length, size - position)))
+          const read = readSync(file.fd, out, 0, out.length, position)
+          return out.subarray(0, read)
+        }
+      }
+      const index = await indexPack(source)
+      if (!index.oids.includes(want)) throw new GitProtocolError('the pack lacks the commit asked for')
+      await file.close()
+      const packFile = path.join(target.gitdir, 'objects', 'pack', `pack-${index.packSha}`)
+      // The index last: isomorphic-git finds packs by their index, so a pack is never seen half written.
+      await rename(partial, `${packFile}.pack`)
+      await writeWhole(`${packFile}.idx`, index.idx)
+      if (reader.shallow.length > 0 || reader.unshallow.length > 0) {
+        for (const oid of reader.shallow) shallows.add(oid)
+        for (const oid of reader.unshallow) shallows.delete(oid)
+        await writeWhole(path.join(target.gitdir, 'shallow'), [...shallows].map((oid) => `${oid}\n`).join(''))
+      }
+    } finally {
+      await file.close().catch(() => {})
+      await rm(partial, { force: true })
     }
   }
 

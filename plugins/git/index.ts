@@ -2,6 +2,9 @@ import fp from 'fastify-plugin'
 import { Histogram } from 'prom-client'
 import { Agent } from 'undici'
 import { findProvider, type GitProvider, type GitProviders } from '../../lib/git/providers.js'
+import { ProviderBusy } from '../../lib/git/errors.js'
+import { HttpError, withDetails } from '../../lib/http/errors.js'
+import { ProviderSlots } from '../../lib/git/provider-slots.js'
 import type { SpecialPath } from '../../lib/git/paths.js'
 import { gitCaches } from './cache.js'
 import { gitCredentialsStore, type GitCredentialsStore } from './credentials-store.js'
@@ -44,6 +47,9 @@ declare module 'fastify' {
   }
 }
 
+/** Retry-After of a GIT_PROVIDER_BUSY refusal, in seconds. */
+export const PROVIDER_BUSY_RETRY_AFTER_S = 5
+
 const OPERATIONS = {
   initializeProject: 'initialize_project',
   updateProject: 'update_project',
@@ -60,10 +66,11 @@ export default fp(async (fastify) => {
   const maxResponseBytes = config.GIT_MAX_RESPONSE_BYTES
   const pushCapabilities = new PushCapabilities()
   const operations: GitProjects & GitBranches = {
-    ...gitProjects({ db: fastify.db, caches: gitCaches(config.DATA_DIR), pushCapabilities, dispatcher, maxResponseBytes }),
+    ...gitProjects({ db: fastify.db, caches: gitCaches(config.DATA_DIR, { maxBytes: config.GIT_CACHE_MAX_BYTES, maxRepositories: config.GIT_CACHE_MAX_REPOSITORIES }), pushCapabilities, dispatcher, maxResponseBytes }),
     ...gitBranches({ db: fastify.db, pushCapabilities, dispatcher, maxResponseBytes })
   }
   const credentials = gitCredentialsStore(fastify.db, fastify.secrets)
+  const slots = new ProviderSlots(config.GIT_PROVIDER_CONCURRENCY, config.GIT_PROVIDER_CONCURRENCY_PER_USER)
   const durations = new Histogram({
     name: 'git_operation_duration_seconds',
     help: 'Duration of Git operations (lock wait, fetch, commit and push), by provider, operation and outcome',
@@ -72,10 +79,21 @@ export default fp(async (fastify) => {
     registers: [fastify.metricsRegistry]
   })
 
-  /** The operation, timed, with the caller's own token for the provider when they stored one. */
+  /**
+   * The operation, timed, with the caller's own token for the provider when they stored one, in
+   * one of the slots of GIT_PROVIDER_CONCURRENCY (and of the caller's, GIT_PROVIDER_CONCURRENCY_PER_USER).
+   */
   function asCaller<T extends GitTarget, R> (name: keyof typeof OPERATIONS, fn: (input: T) => Promise<R>): (input: GitCall<T>) => Promise<R> {
     return async (input) => {
       const end = durations.startTimer({ provider: input.provider.name, operation: OPERATIONS[name] })
+      const slot = slots.acquire(input.caller)
+      if (!slot.ok) {
+        end({ outcome: '503' })
+        const scope = slot.refusal === 'user'
+          ? 'for this user (GIT_PROVIDER_CONCURRENCY_PER_USER)'
+          : 'in this instance (GIT_PROVIDER_CONCURRENCY)'
+        throw withDetails(new ProviderBusy(scope), { retryAfter: PROVIDER_BUSY_RETRY_AFTER_S })
+      }
       try {
         const { caller, ...rest } = input
         const user = await credentials.get(caller, input.provider)
@@ -85,6 +103,8 @@ export default fp(async (fastify) => {
       } catch (err) {
         end({ outcome: String((err as { statusCode?: number }).statusCode ?? 500) })
         throw err
+      } finally {
+        slot.release()
       }
     }
   }
@@ -102,5 +122,10 @@ export default fp(async (fastify) => {
     credentials
   }
   fastify.decorate('git', service)
+  // The refusal says when to retry; onError runs before the error handler writes the answer.
+  fastify.addHook('onError', async (_request, reply, err) => {
+    const retryAfter = err instanceof HttpError && err.code === 'GIT_PROVIDER_BUSY' ? err.details?.retryAfter : undefined
+    if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter))
+  })
   fastify.addHook('onClose', async () => { await dispatcher.close() })
 }, { name: 'git', dependencies: ['config', 'database', 'metrics', 'secrets'] })

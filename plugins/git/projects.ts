@@ -9,7 +9,7 @@ import type { Db } from '../database/index.js'
 import { HttpError, type CatalogError } from '../../lib/http/errors.js'
 import { KeyedMutex } from '../../lib/http/keyed-mutex.js'
 import { BranchNotFound, ProjectChanged, ProjectExists, ProjectNotFound, ProviderTreeRefused } from '../../lib/git/errors.js'
-import type { GitProvider } from '../../lib/git/providers.js'
+import { repoKey, type GitProvider } from '../../lib/git/providers.js'
 import type { GitIdentity } from '../../lib/git/commit.js'
 import { branchRef } from '../../lib/git/paths.js'
 import { gitObject } from '../../lib/git/protocol/objects.js'
@@ -20,7 +20,8 @@ import type { PushCapabilities } from './push.js'
 import { advertise, describe, openRemote, type UserGitCredentials } from './transport.js'
 
 /** The advisory lock that serialises writes to one branch of a repository across instances. */
-export const lockName = (target: GitTarget, branch: string): string => `git:${target.provider.name.toLowerCase()}:${target.repoPath}:${branch}`
+export const lockName = (target: GitTarget, branch: string): string =>
+  `git:${target.provider.name.toLowerCase()}:${repoKey(target.provider, target.repoPath)}:${branch}`
 
 /** A repository of a provider, reached with the caller's own token when they stored one. */
 export interface GitTarget {
@@ -134,8 +135,9 @@ export function gitProjects (options: {
         }
       }
     }
-    return await cacheLocks.run(repo.gitdir, async () =>
-      branch === undefined ? await work() : await db.withAdvisoryLock(lockName(target, branch), work))
+    // In use from the moment it waits for its lock: never evicted under a request.
+    return await caches.use(repo, async () => await cacheLocks.run(repo.gitdir, async () =>
+      branch === undefined ? await work() : await db.withAdvisoryLock(lockName(target, branch), work)))
   }
 
   async function initializeInCache (repo: Repo, input: InitializeProjectInput): Promise<InitializeProjectResult> {

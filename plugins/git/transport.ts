@@ -29,6 +29,11 @@ export interface Exchange {
   method: string
   headers: Record<string, string>
   body?: Buffer
+  /**
+   * Takes a 200 answer's body as it comes (awaited: it slows the reading), instead of it being held
+   * in `data`; any other answer is held, to be reported.
+   */
+  stream?: (chunk: Buffer) => Promise<void>
 }
 
 export interface ExchangeResult {
@@ -43,19 +48,36 @@ export interface ExchangeLimits {
   maxBytes: number
 }
 
+/** A failure of an exchange's `stream`, told apart from the transport's own. */
+class StreamFailure extends Error {
+  constructor (override readonly cause: unknown) {
+    super('the stream of an answer failed')
+  }
+}
+
 /**
- * One HTTP exchange with a provider, body included, within the limits. The body is read whole
- * (isomorphic-git holds a fetched pack in memory anyway) but never past `maxBytes`: a longer one
- * is dropped as it comes, with its connection.
+ * The largest answer held in memory (an advertisement, a push report, an error page), whatever
+ * GIT_MAX_RESPONSE_BYTES: each exchange in flight may hold this much, so that the memory of
+ * concurrent exchanges is bounded by their number (GIT_PROVIDER_CONCURRENCY). A fetched pack is
+ * streamed to a file instead, up to GIT_MAX_RESPONSE_BYTES.
+ */
+export const MAX_HELD_ANSWER_BYTES = 32 * 1024 * 1024
+
+/**
+ * One HTTP exchange with a provider, body included, within the limits. The body goes to
+ * `req.stream` as it comes when asked, else is read whole; either way never past `maxBytes` (held
+ * in memory: past MAX_HELD_ANSWER_BYTES): a longer one is dropped as it comes, with its connection.
  */
 export async function exchange (dispatcher: Dispatcher, limits: ExchangeLimits, req: Exchange): Promise<ExchangeResult> {
-  const { timeoutMs, maxBytes } = limits
+  const { timeoutMs } = limits
   const signal = AbortSignal.timeout(timeoutMs)
-  const tooLarge = (): ProviderTransportError => new ProviderTransportError('too-large', `an answer larger than ${maxBytes} bytes`)
   try {
     const response = await request(req.url, {
       method: req.method as Dispatcher.HttpMethod, headers: req.headers, body: req.body, signal, dispatcher
     })
+    const stream = response.statusCode === 200 ? req.stream : undefined
+    const maxBytes = stream !== undefined ? limits.maxBytes : Math.min(limits.maxBytes, MAX_HELD_ANSWER_BYTES)
+    const tooLarge = (): ProviderTransportError => new ProviderTransportError('too-large', `an answer larger than ${maxBytes} bytes`)
     const declared = Number(response.headers['content-length'] ?? 0)
     if (declared > maxBytes) {
       response.body.destroy()
@@ -63,14 +85,18 @@ export async function exchange (dispatcher: Dispatcher, limits: ExchangeLimits, 
     }
     const chunks: Buffer[] = []
     let size = 0
-    for await (const chunk of response.body) {
-      size += (chunk as Buffer).length
-      if (size > maxBytes) {
-        response.body.destroy()
-        throw tooLarge()
+    try {
+      for await (const chunk of response.body) {
+        size += (chunk as Buffer).length
+        if (size > maxBytes) throw tooLarge()
+        if (stream === undefined) chunks.push(chunk as Buffer)
+        else await stream(chunk as Buffer).catch((cause: unknown) => { throw new StreamFailure(cause) })
       }
-      chunks.push(chunk as Buffer)
+    } catch (err) {
+      response.body.destroy()
+      throw err
     }
+    if (stream !== undefined) size = 0
     const data = Buffer.concat(chunks, size)
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries(response.headers)) {
@@ -79,6 +105,8 @@ export async function exchange (dispatcher: Dispatcher, limits: ExchangeLimits, 
     return { statusCode: response.statusCode, headers, data }
   } catch (err) {
     if (err instanceof ProviderTransportError) throw err
+    // The stream's own refusal (a malformed answer, a failed write) is the caller's to map.
+    if (err instanceof StreamFailure) throw err.cause
     if (signal.aborted) throw new ProviderTransportError('timeout', `no answer within ${timeoutMs} ms`)
     const code = (err as { code?: unknown }).code
     throw new ProviderTransportError('unreachable', typeof code === 'string' ? code : (err as Error).name)
@@ -133,9 +161,11 @@ export interface Remote {
   redact: (text: string) => string
 }
 
-/** A smart-HTTP service request (RPC) to the repository: a fetch's or a push's POST. */
-export async function postService (repo: Remote, service: 'git-upload-pack' | 'git-receive-pack', body: Buffer): Promise<ExchangeResult> {
+/** A smart-HTTP service request (RPC) to the repository: a fetch's or a push's POST (`stream`: see Exchange). */
+export async function postService (repo: Remote, service: 'git-upload-pack' | 'git-receive-pack', body: Buffer,
+  stream?: Exchange['stream']): Promise<ExchangeResult> {
   return await repo.exchange({
+    stream,
     url: `${repo.url}/${service}`,
     method: 'POST',
     headers: {

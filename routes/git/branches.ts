@@ -15,7 +15,7 @@ const gitBranchesRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       description: 'The branch names and the default branch, from the provider\'s advertisement at the time of the call. ' + failures,
       tags: ['git'],
       params: GitRepoParams,
-      response: { 200: BranchList, ...errorResponses(400, 404, 502, 504) }
+      response: { 200: BranchList, ...errorResponses(400, 404, 502, 503, 504) }
     }
   }, async (request) => {
     const result = await fastify.git.listBranches(target(request, request.params))
@@ -41,7 +41,7 @@ const gitBranchesRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       tags: ['git'],
       params: GitBranchParams,
       body: CreateBranchBody,
-      response: { 200: CreateBranchResponse, ...errorResponses(400, 404, 409, 502, 504) }
+      response: { 200: CreateBranchResponse, ...errorResponses(400, 404, 409, 502, 503, 504) }
     }
   }, async (request) => await createBranch(request, request.params, request.params.branchName, request.body.originBranch))
 
@@ -53,7 +53,7 @@ const gitBranchesRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       tags: ['git'],
       params: GitRepoParams,
       body: CreateBranchPlatformBody,
-      response: { 200: CreateBranchResponse, ...errorResponses(400, 404, 409, 502, 504) }
+      response: { 200: CreateBranchResponse, ...errorResponses(400, 404, 409, 502, 503, 504) }
     }
   }, async (request) => await createBranch(request, request.params, request.body.newBranch, request.body.originBranch))
 }

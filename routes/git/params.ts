@@ -48,7 +48,8 @@ export function gitParams (fastify: FastifyInstance) {
 
   /** How calls to a provider fail, for the routes' descriptions. */
   const failures = `Providers: ${providerNames}. Provider unreachable, refusing the credentials or the push, answering more than ` +
-    'GIT_MAX_RESPONSE_BYTES, or holding a tree Git refuses: 502; no answer in time: 504; repository missing: 404. ' +
+    'GIT_MAX_RESPONSE_BYTES, or holding a tree Git refuses: 502; no answer in time: 504; repository missing: 404; ' +
+    'too many calls to providers at once (GIT_PROVIDER_CONCURRENCY, GIT_PROVIDER_CONCURRENCY_PER_USER): 503 with Retry-After. ' +
     "Calls go to the provider with the caller's own token when they stored one (PUT /users/:username/git-credentials/:gitType), " +
     "else with the provider's configured token."
 

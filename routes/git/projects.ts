@@ -68,7 +68,7 @@ const gitProjectsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
         'naming which. ' + failures,
       tags: ['git'],
       params: GitProjectParams,
-      response: { 200: ReadProjectResponse, ...errorResponses(400, 404, 502, 504) }
+      response: { 200: ReadProjectResponse, ...errorResponses(400, 404, 502, 503, 504) }
     }
   }, async (request, reply) => {
     const result = await fastify.git.readProject(projectTarget(request, request.params, READABLE))

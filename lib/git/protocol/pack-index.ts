@@ -28,6 +28,8 @@ export interface IndexPackOptions {
   cacheBytes?: number
   /** Longest stretch of work between two yields to the event loop, in ms (10 unless given). */
   sliceMs?: number
+  /** Bytes read ahead from a PackSource at a time (1 MiB unless given). */
+  windowBytes?: number
 }
 
 export interface PackIndex {
@@ -155,23 +157,65 @@ export function applyDelta (delta: Uint8Array, base: Uint8Array, maxBytes = 256 
 }
 
 /**
- * Reads every object of `pack`, checks the pack's checksum and each object's stated size, and
- * returns the version-2 index Git (and isomorphic-git) read it through.
+ * Where a pack is read from: a buffer, or (for a pack streamed to a file) random reads, so that
+ * the pack is never held whole. Reads are synchronous: each is one window of the pack.
  */
-export async function indexPack (packInput: Uint8Array, options: IndexPackOptions = {}): Promise<PackIndex> {
+export interface PackSource {
+  readonly size: number
+  /** The bytes at `position`: `length` of them, fewer only at the end of the pack. */
+  read: (position: number, length: number) => Buffer
+}
+
+/** Bytes read from a file source at a time, ahead of the parse. */
+const WINDOW_BYTES = 1024 * 1024
+
+/** A buffer as a source: every read a view, no copy. */
+function bufferSource (input: Uint8Array): PackSource {
+  const pack = Buffer.from(input.buffer, input.byteOffset, input.byteLength)
+  return { size: pack.length, read: (position, length) => pack.subarray(position, position + length) }
+}
+
+/** The last window read from a source, read again only when a request falls outside it. */
+class PackWindow {
+  private buffer: Buffer = Buffer.alloc(0)
+  private start = 0
+  constructor (private readonly source: PackSource, private readonly ahead: number) {}
+
+  get (position: number, length: number): Buffer {
+    const end = Math.min(position + length, this.source.size)
+    if (position < this.start || end > this.start + this.buffer.length) {
+      this.buffer = this.source.read(position, Math.max(end - position, this.ahead))
+      this.start = position
+    }
+    return this.buffer.subarray(position - this.start, end - this.start)
+  }
+
+  byte (position: number): number {
+    return this.get(position, 1)[0] as number
+  }
+}
+
+/**
+ * Reads every object of `pack`, checks the pack's checksum and each object's stated size, and
+ * returns the version-2 index Git (and isomorphic-git) read it through. A `PackSource` is read a
+ * window at a time: what is held is the window, the objects being built and the delta bases kept
+ * (`cacheBytes`), whatever the pack's size.
+ */
+export async function indexPack (packInput: Uint8Array | PackSource, options: IndexPackOptions = {}): Promise<PackIndex> {
   const maxObjectBytes = options.maxObjectBytes ?? 256 * 1024 * 1024
   const sliceMs = options.sliceMs ?? 10
-  const pack = Buffer.from(packInput.buffer, packInput.byteOffset, packInput.byteLength)
-  if (pack.length < HEADER_BYTES + TRAILER_BYTES) throw new PackError('shorter than a header and a checksum')
-  if (pack.toString('latin1', 0, 4) !== 'PACK') throw new PackError('no PACK signature')
-  const version = pack.readUInt32BE(4)
+  const inMemory = packInput instanceof Uint8Array
+  const source = inMemory ? bufferSource(packInput) : packInput
+  const ahead = options.windowBytes ?? WINDOW_BYTES
+  const window = new PackWindow(source, inMemory ? source.size : ahead)
+  if (source.size < HEADER_BYTES + TRAILER_BYTES) throw new PackError('shorter than a header and a checksum')
+  const header = source.read(0, HEADER_BYTES)
+  if (header.toString('latin1', 0, 4) !== 'PACK') throw new PackError('no PACK signature')
+  const version = header.readUInt32BE(4)
   if (version !== 2 && version !== 3) throw new PackError(`unsupported version ${version}`)
-  const count = pack.readUInt32BE(8)
-  const end = pack.length - TRAILER_BYTES
-  const trailer = pack.subarray(end)
-  if (!createHash('sha1').update(pack.subarray(0, end)).digest().equals(trailer)) {
-    throw new PackError('checksum does not match its content')
-  }
+  const count = header.readUInt32BE(8)
+  const end = source.size - TRAILER_BYTES
+  const trailer = Buffer.from(source.read(end, TRAILER_BYTES))
 
   let sliceStart = performance.now()
   const pause = async (): Promise<void> => {
@@ -179,6 +223,13 @@ export async function indexPack (packInput: Uint8Array, options: IndexPackOption
     await new Promise<void>((resolve) => setImmediate(resolve))
     sliceStart = performance.now()
   }
+
+  const checksum = createHash('sha1')
+  for (let p = 0; p < end; p += ahead) {
+    checksum.update(source.read(p, Math.min(ahead, end - p)))
+    await pause()
+  }
+  if (!checksum.digest().equals(trailer)) throw new PackError('checksum does not match its content')
 
   const entries: Entry[] = []
   const indexByOffset = new Map<number, number>()
@@ -188,13 +239,21 @@ export async function indexPack (packInput: Uint8Array, options: IndexPackOption
   /** The inflated data of entry `e`, and how many bytes of the pack its stream took. */
   const inflate = (e: Entry): { data: Buffer, used: number } => {
     let result: { buffer: Buffer, engine: { bytesWritten: number } }
-    try {
-      // Inflation stops at the end of the object's stream; bytesWritten says how much it read.
-      result = inflateSync(pack.subarray(e.dataStart, end), {
-        info: true, maxOutputLength: Math.max(e.size, 1), chunkSize: Math.min(Math.max(e.size, 64), 64 * 1024)
-      }) as unknown as typeof result
-    } catch (err) {
-      throw new PackError(`object at ${e.offset} does not inflate (${(err as Error).message})`)
+    const rest = end - e.dataStart
+    // From a file, a window a little larger than the object (deflate rarely grows data much),
+    // doubled while the stream goes on past it.
+    for (let length = inMemory ? rest : Math.min(rest, e.size + (e.size >> 3) + 1024); ; length = Math.min(rest, length * 2)) {
+      const input = window.get(e.dataStart, length)
+      try {
+        // Inflation stops at the end of the object's stream; bytesWritten says how much it read.
+        result = inflateSync(input, {
+          info: true, maxOutputLength: Math.max(e.size, 1), chunkSize: Math.min(Math.max(e.size, 64), 64 * 1024)
+        }) as unknown as typeof result
+        break
+      } catch (err) {
+        if (input.length < rest && (err as { code?: unknown }).code === 'Z_BUF_ERROR') continue
+        throw new PackError(`object at ${e.offset} does not inflate (${(err as Error).message})`)
+      }
     }
     if (result.buffer.length !== e.size) throw new PackError(`object at ${e.offset} is not the size its header states`)
     return { data: result.buffer, used: result.engine.bytesWritten }
@@ -249,14 +308,14 @@ export async function indexPack (packInput: Uint8Array, options: IndexPackOption
   for (let n = 0; n < count; n++) {
     if (at >= end) throw new PackError(`ends after ${n} of ${count} objects`)
     const offset = at
-    let c = pack[at++] as number
+    let c = window.byte(at++)
     const kind = TYPES[(c >> 4) & 7]
     if (kind === undefined) throw new PackError(`object at ${offset} has an unknown type`)
     let size = c & 0x0f
     let shift = 4
     while ((c & 0x80) !== 0) {
       if (at >= end || shift > 49) throw new PackError(`object at ${offset} has a malformed header`)
-      c = pack[at++] as number
+      c = window.byte(at++)
       size += (c & 0x7f) * 2 ** shift
       shift += 7
     }
@@ -264,18 +323,18 @@ export async function indexPack (packInput: Uint8Array, options: IndexPackOption
     const entry: Entry = { offset, dataStart: 0, size, kind, crc: 0 }
     if (kind === 'ofs-delta') {
       if (at >= end) throw new PackError(`object at ${offset} has a malformed header`)
-      c = pack[at++] as number
+      c = window.byte(at++)
       let distance = c & 0x7f
       while ((c & 0x80) !== 0) {
         if (at >= end || distance > MAX_OFFSET / 256) throw new PackError(`object at ${offset} has a malformed header`)
-        c = pack[at++] as number
+        c = window.byte(at++)
         distance = (distance + 1) * 128 + (c & 0x7f)
       }
       entry.baseIndex = indexByOffset.get(offset - distance)
       if (entry.baseIndex === undefined) throw new PackError(`delta at ${offset} points to no object`)
     } else if (kind === 'ref-delta') {
       if (at + 20 > end) throw new PackError(`object at ${offset} has a malformed header`)
-      entry.baseOid = pack.toString('hex', at, at + 20)
+      entry.baseOid = window.get(at, 20).toString('hex')
       at += 20
     }
     entry.dataStart = at
@@ -284,7 +343,7 @@ export async function indexPack (packInput: Uint8Array, options: IndexPackOption
     indexByOffset.set(offset, i)
     const { data, used } = inflate(entry)
     at += used
-    entry.crc = crc32(pack.subarray(offset, at))
+    entry.crc = crc32(window.get(offset, at - offset))
     if (!isDelta(entry)) {
       resolved(i, { type: kind as ObjectType, data })
     } else {

@@ -159,8 +159,13 @@ const GOOD_BRANCHES = [
   '@a',
   'a/@',
   'a{b}',
-  'HEAD/x',
-  'x/HEAD',
+  'HEADx/y',
+  'x/heading',
+  'ahead',
+  'FETCH_HEADS',
+  'my_head',
+  'origins/main',
+  'x/origin/main',
   'a.lockx',
   'lock',
   'ünïcode',
@@ -213,6 +218,19 @@ const STRICTER_THAN_GIT: Array<[string, RegExp]> = [
   ['\ufeffmain', /invisible/],
   ['ma\u200bin', /invisible/],
   ['a'.repeat(MAX_BRANCH_NAME_BYTES + 1), /at most 255 bytes/],
+  // Names Git or the cache reserves: the cache's own refs/remotes/origin/HEAD, Git's pseudo-refs.
+  ['HEAD/x', /'HEAD' as a segment/],
+  ['x/HEAD', /'HEAD' as a segment/],
+  ['a/head/b', /'head' as a segment/],
+  ['FETCH_HEAD', /'FETCH_HEAD' as a segment/],
+  ['ORIG_HEAD', /'ORIG_HEAD' as a segment/],
+  ['MERGE_HEAD', /'MERGE_HEAD' as a segment/],
+  ['CHERRY_PICK_HEAD', /'CHERRY_PICK_HEAD'/],
+  ['x/REBASE_HEAD/y', /'REBASE_HEAD'/],
+  ['AUTO_MERGE', /reserves/],
+  ['MERGE_AUTOSTASH', /reserves/],
+  ['origin/main', /'origin\/'/],
+  ['origin/HEAD', /'origin\/'/],
 ]
 
 t.test('branchName: table', async (t) => {
@@ -407,5 +425,17 @@ t.test('branchName: invisible characters and refs/ refused wherever they are', a
     return !r.ok && /invisible/.test(r.reason)
   }), { numRuns: 200 })
   fc.assert(fc.property(plain, (a) => !validateBranchName(`refs/${a}`).ok))
+  t.pass('property held')
+})
+
+t.test('branchName: a HEAD segment, a pseudo-ref or the cache remote prefix refused wherever they are', async (t) => {
+  const plain = fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,10}$/)
+  const reserved = fc.constantFrom('HEAD', 'head', 'Head', 'FETCH_HEAD', 'ORIG_HEAD', 'MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'BISECT_HEAD')
+  const parts = fc.array(plain, { maxLength: 3 })
+  fc.assert(fc.property(parts, reserved, parts, (before, segment, after) => {
+    const r = validateBranchName([...before, segment, ...after].join('/'))
+    return !r.ok && /reserves|must not be 'HEAD'/.test(r.reason)
+  }), { numRuns: 300 })
+  fc.assert(fc.property(fc.array(plain, { minLength: 1, maxLength: 3 }), (rest) => !validateBranchName(['origin', ...rest].join('/')).ok))
   t.pass('property held')
 })

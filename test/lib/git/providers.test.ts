@@ -1,5 +1,5 @@
 import t from 'tap'
-import { DEFAULT_TIMEOUT_MS, DEFAULT_TOKEN_USERNAME, findProvider, parseGitProviders, type GitProviders } from '../../../lib/git/providers.js'
+import { DEFAULT_TIMEOUT_MS, DEFAULT_TOKEN_USERNAME, findProvider, parseGitProviders, repoKey, type GitProviders } from '../../../lib/git/providers.js'
 import { ConfigError, loadConfig } from '../../../plugins/core/config.js'
 
 const TOKEN = 'ghp_TopSecretValue123'
@@ -91,4 +91,17 @@ t.test('loadConfig parses GIT_PROVIDERS once at start and stops on a bad one', a
     t.match(error.message, /^Invalid configuration: GIT_PROVIDERS provider "GitHub": "url" must not contain credentials/)
     t.notOk(error.message.includes(TOKEN))
   }
+})
+
+t.test('caseSensitive: absent by default (providers match repository paths without regard to case), true when configured', async (t) => {
+  const providers = parsed(JSON.stringify({ Plain: { url: 'https://git.example.com', caseSensitive: true }, Other: { url: 'https://o', caseSensitive: false } }))
+  const plain = findProvider(providers, 'plain')
+  const github = findProvider(providers, 'github')
+  t.equal(plain?.caseSensitive, true)
+  t.equal(findProvider(providers, 'other')?.caseSensitive, undefined)
+  t.equal(github?.caseSensitive, undefined)
+  t.equal(repoKey(github!, 'NetOps/Automation'), 'netops/automation', 'one key for every spelling')
+  t.equal(repoKey(plain!, 'NetOps/Automation'), 'NetOps/Automation')
+  const refused = parseGitProviders(JSON.stringify({ A: { url: 'https://a', caseSensitive: 'yes' } }))
+  t.match(refused, { ok: false, reason: /"caseSensitive" must be true or false$/ })
 })

@@ -8,7 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { deflateSync } from 'node:zlib'
 import { gitCli } from '../../../fixtures/git-server.js'
-import { PackError, applyDelta, indexPack, objectId } from '../../../../lib/git/protocol/pack-index.js'
+import { PackError, applyDelta, indexPack, objectId, type PackSource } from '../../../../lib/git/protocol/pack-index.js'
 
 const work = await mkdtemp(path.join(os.tmpdir(), 'pack-index-'))
 t.teardown(async () => { await rm(work, { recursive: true, force: true }) })
@@ -57,7 +57,7 @@ const ofsPack = await gitWithInput(['pack-objects', '--stdout', '--revs', '--del
 const refPack = await gitWithInput(['pack-objects', '--stdout', '--revs', '--depth=50'], revs, repo)
 
 /** A pack made by hand from `entries` (each: type code, header extra bytes, raw data to deflate). */
-function makePack (entries: Array<{ type: number, data: Buffer, extra?: Buffer, size?: number }>): Buffer {
+function makePack (entries: Array<{ type: number, data: Buffer, extra?: Buffer, size?: number, deflated?: Buffer }>): Buffer {
   const parts: Buffer[] = [Buffer.from('PACK'), Buffer.from([0, 0, 0, 2]), Buffer.alloc(4)]
   parts[2]?.writeUInt32BE(entries.length)
   for (const e of entries) {
@@ -69,7 +69,7 @@ function makePack (entries: Array<{ type: number, data: Buffer, extra?: Buffer, 
       header.push(size & 0x7f)
       size = Math.floor(size / 128)
     }
-    parts.push(Buffer.from(header), e.extra ?? Buffer.alloc(0), deflateSync(e.data))
+    parts.push(Buffer.from(header), e.extra ?? Buffer.alloc(0), e.deflated ?? deflateSync(e.data))
   }
   const body = Buffer.concat(parts)
   return Buffer.concat([body, createHash('sha1').update(body).digest()])
@@ -100,6 +100,57 @@ t.test('the index is byte for byte the one git index-pack writes', async (t) => 
   }
   const listed = (await gitCli(['rev-list', '--objects', 'main'], { cwd: repo })).split('\n').filter(Boolean).map((l) => l.slice(0, 40))
   t.same(new Set((await indexPack(ofsPack)).oids), new Set(listed), 'every object of the history, each once')
+})
+
+/** A zlib stream of `data` after `empty` empty stored blocks: valid, and 5 bytes longer per block. */
+function paddedZlib (data: Buffer, empty: number): Buffer {
+  let a = 1
+  let b = 0
+  for (const byte of data) {
+    a = (a + byte) % 65521
+    b = (b + a) % 65521
+  }
+  const length = Buffer.alloc(4)
+  length.writeUInt16LE(data.length, 0)
+  length.writeUInt16LE(~data.length & 0xffff, 2)
+  const adler = Buffer.alloc(4)
+  adler.writeUInt32BE(((b << 16) | a) >>> 0)
+  const block = Buffer.from([0x00, 0x00, 0x00, 0xff, 0xff])
+  return Buffer.concat([Buffer.from([0x78, 0x01]), ...Array<Buffer>(empty).fill(block), Buffer.from([0x01]), length, data, adler])
+}
+
+/** A pack read as from a file: each read a copy, and counted, so nothing holds the pack whole. */
+function copyingSource (pack: Buffer): PackSource & { largestRead: number } {
+  const source = {
+    size: pack.length,
+    largestRead: 0,
+    read: (position: number, length: number): Buffer => {
+      const out = Buffer.from(pack.subarray(position, position + length))
+      source.largestRead = Math.max(source.largestRead, out.length)
+      return out
+    }
+  }
+  return source
+}
+
+t.test('a pack read a window at a time (as from a file) gives the same index', async (t) => {
+  for (const [name, pack] of [['offset deltas', ofsPack], ['id deltas', refPack]] as const) {
+    const whole = await indexPack(pack)
+    for (const windowBytes of [7, 4096]) {
+      const source = copyingSource(pack)
+      const windowed = await indexPack(source, { windowBytes })
+      t.ok(windowed.idx.equals(whole.idx), `${name}, windows of ${windowBytes} bytes`)
+      t.same(windowed.oids, whole.oids)
+      t.ok(source.largestRead < pack.length / 2, `${name}: largest read ${source.largestRead} of a ${pack.length}-byte pack`)
+    }
+  }
+  // An object whose deflated stream is far longer than its data (empty stored blocks before it):
+  // the window is widened until the stream ends.
+  const data = Buffer.from('short\n')
+  const stored = makePack([{ type: 3, data, deflated: paddedZlib(data, 2000) }, { type: 3, data: Buffer.from('next\n') }])
+  t.ok((await indexPack(copyingSource(stored), { windowBytes: 16 })).idx.equals((await indexPack(stored)).idx), 'a stream past the first window')
+  await t.rejects(indexPack(copyingSource(Buffer.concat([ofsPack.subarray(0, -1), Buffer.from([ofsPack.at(-1) as number ^ 1])])), { windowBytes: 64 }),
+    PackError, 'the checksum checked from a source too')
 })
 
 t.test('a delta on an object later in the pack, and one on a delta, are resolved', async (t) => {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { GitProtocolError, pktLine } from '../../../../lib/git/protocol/receive-pack.js'
-import { fetchCapabilities, parseUploadPackResponse, uploadPackRequest } from '../../../../lib/git/protocol/upload-pack.js'
+import { UploadPackReader, fetchCapabilities, parseUploadPackResponse, uploadPackRequest } from '../../../../lib/git/protocol/upload-pack.js'
 
 const A = 'a'.repeat(40)
 const B = 'b'.repeat(40)
@@ -59,4 +59,20 @@ t.test('any answer is either parsed or refused with a GitProtocolError', async (
       return err instanceof GitProtocolError
     }
   }), { numRuns: 3000 })
+})
+
+t.test('read in chunks of any size, the answer is the same as read whole', async () => {
+  const answers: Array<[Buffer, boolean]> = [
+    [Buffer.concat([pktLine(`shallow ${A}\n`), FLUSH, pktLine('NAK\n'), band(2, 'Counting\n'), band(1, 'PACK'), band(1, Buffer.alloc(300, 7)), FLUSH]), true],
+    [Buffer.concat([pktLine(`ACK ${A}\n`), Buffer.from('PACK'), Buffer.alloc(300, 9)]), false]
+  ]
+  fc.assert(fc.property(fc.constantFrom(...answers), fc.array(fc.nat({ max: 400 }), { maxLength: 8 }), ([body, sideBand], cuts) => {
+    const reader = new UploadPackReader(sideBand)
+    const points = [0, ...cuts.map((c) => c % (body.length + 1)).sort((a, b) => a - b), body.length]
+    const parts: Buffer[] = []
+    for (let i = 1; i < points.length; i++) parts.push(...reader.push(body.subarray(points[i - 1], points[i])))
+    reader.end()
+    const whole = parseUploadPackResponse(body, sideBand)
+    return Buffer.concat(parts).equals(whole.pack) && reader.shallow.join() === whole.shallow.join()
+  }), { numRuns: 300 })
 })

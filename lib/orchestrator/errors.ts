@@ -6,6 +6,9 @@ import { defineError } from '../http/errors.js'
 export const InvalidAdapter = defineError<[reason: string]>('INVALID_ADAPTER', '%s', 400)
 export const AdapterNotFound = defineError<[id: string]>('ADAPTER_NOT_FOUND', 'Orchestrator adapter "%s" not found', 404)
 export const AdapterExists = defineError<[id: string]>('ADAPTER_EXISTS', 'Orchestrator adapter "%s" already exists', 409)
+/** A look-alike of an existing id (lib/orchestrator/adapter-id.ts); the reply also carries `existingId`. */
+export const AdapterNameTaken = defineError<[id: string, existing: string]>('ADAPTER_NAME_TAKEN',
+  'Orchestrator adapter "%s" would be a look-alike of adapter "%s": ids differing only in case, spacing or Unicode form are the same id', 409)
 export const AdapterSecretUnreadable = defineError<[id: string, reason: string]>('ADAPTER_SECRET_UNREADABLE',
   'The stored password of adapter "%s" cannot be decrypted with this instance\'s key (%s). ' +
   'Give every instance the same ORCHESTRATOR_SECRET_KEY, or store the password again.', 500)

@@ -15,6 +15,12 @@ declare module 'fastify' {
 export default fp(async (fastify) => {
   const repository = adaptersRepository(fastify.db, fastify.secrets)
   fastify.decorate('adaptersRepository', repository)
+  // Keys the adapters migrations/011 could not (ids beyond ASCII); look-alikes older than the keys
+  // keep working by their exact id, and are named here so that an admin can remove one.
+  for (const { id, keyHeldBy } of await repository.claimKeys()) {
+    fastify.log.warn({ adapter: id, lookAlikeOf: keyHeldBy },
+      `orchestrator adapter "${id}" is a look-alike of adapter "${keyHeldBy}" (created before look-alikes were refused); it answers only to its exact id`)
+  }
   const client = orchestratorClient({
     findAdapter: async (id) => await repository.findForRelay(id),
     cacheTtlMs: fastify.config.ORCHESTRATOR_ADAPTER_CACHE_TTL_MS,

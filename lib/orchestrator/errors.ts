@@ -23,6 +23,10 @@ export const UpstreamUnreachable = defineError<[id: string, detail: string]>('UP
   'Could not reach orchestrator adapter "%s" (%s)', 502)
 export const UpstreamResponseTooLarge = defineError<[id: string, maxBytes: number]>('UPSTREAM_RESPONSE_TOO_LARGE',
   'Orchestrator adapter "%s" answered with more than %s bytes', 502)
+export const UpstreamUnsupportedEncoding = defineError<[id: string, coding: string]>('UPSTREAM_UNSUPPORTED_ENCODING',
+  'Orchestrator adapter "%s" answered in Content-Encoding "%s", which the relay does not decode (gzip, deflate or br)', 502)
+export const UpstreamInvalidEncoding = defineError<[id: string, reason: string]>('UPSTREAM_INVALID_ENCODING',
+  'Orchestrator adapter "%s" answered a body its Content-Encoding does not decode (%s)', 502)
 export const UpstreamTimeout = defineError<[id: string, timeoutMs: number]>('UPSTREAM_TIMEOUT',
   'Orchestrator adapter "%s" did not answer within %s ms', 504)
 // Only the relay's client refuses calls while the instance closes.

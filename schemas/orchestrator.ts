@@ -17,7 +17,8 @@ export const AdapterId = Type.String({
   pattern: ADAPTER_ID_PATTERN,
   description: `Adapter name, up to ${ADAPTER_ID_MAX_LENGTH} characters: starts with a letter or digit; then letters, digits, ` +
     "spaces and . _ - ( ) [ ] @ + : , & '; no leading or trailing space, no '/', '\\\\', '%', '?', '#' or control " +
-    'characters. URL-encoded in paths (`Local%20NSO`).',
+    'characters. URL-encoded in paths (`Local%20NSO`). Unique ignoring case, runs of spaces and Unicode form ' +
+    '(`Local  NSO` cannot be created beside `Local NSO`); looked up exactly.',
   examples: ['nso-lab', 'Local NSO', 'nso-lab_2']
 })
 

@@ -6,6 +6,9 @@ import { defineError } from '../http/errors.js'
 export const InvalidAdapter = defineError<[reason: string]>('INVALID_ADAPTER', '%s', 400)
 export const AdapterNotFound = defineError<[id: string]>('ADAPTER_NOT_FOUND', 'Orchestrator adapter "%s" not found', 404)
 export const AdapterExists = defineError<[id: string]>('ADAPTER_EXISTS', 'Orchestrator adapter "%s" already exists', 409)
+/** A look-alike of an existing id (lib/orchestrator/adapter-id.ts); the reply also carries `existingId`. */
+export const AdapterNameTaken = defineError<[id: string, existing: string]>('ADAPTER_NAME_TAKEN',
+  'Orchestrator adapter "%s" would be a look-alike of adapter "%s": ids differing only in case, spacing or Unicode form are the same id', 409)
 export const AdapterSecretUnreadable = defineError<[id: string, reason: string]>('ADAPTER_SECRET_UNREADABLE',
   'The stored password of adapter "%s" cannot be decrypted with this instance\'s key (%s). ' +
   'Give every instance the same ORCHESTRATOR_SECRET_KEY, or store the password again.', 500)
@@ -20,6 +23,10 @@ export const UpstreamUnreachable = defineError<[id: string, detail: string]>('UP
   'Could not reach orchestrator adapter "%s" (%s)', 502)
 export const UpstreamResponseTooLarge = defineError<[id: string, maxBytes: number]>('UPSTREAM_RESPONSE_TOO_LARGE',
   'Orchestrator adapter "%s" answered with more than %s bytes', 502)
+export const UpstreamUnsupportedEncoding = defineError<[id: string, coding: string]>('UPSTREAM_UNSUPPORTED_ENCODING',
+  'Orchestrator adapter "%s" answered in Content-Encoding "%s", which the relay does not decode (gzip, deflate or br)', 502)
+export const UpstreamInvalidEncoding = defineError<[id: string, reason: string]>('UPSTREAM_INVALID_ENCODING',
+  'Orchestrator adapter "%s" answered a body its Content-Encoding does not decode (%s)', 502)
 export const UpstreamTimeout = defineError<[id: string, timeoutMs: number]>('UPSTREAM_TIMEOUT',
   'Orchestrator adapter "%s" did not answer within %s ms', 504)
 // Only the relay's client refuses calls while the instance closes.

@@ -4,6 +4,7 @@ import { STATUS_CODES } from 'node:http'
 import { withDetails, type CatalogError } from '../http/errors.js'
 import { UpstreamError, UpstreamInvalidJson, UpstreamResponseTooLarge, UpstreamTimeout, UpstreamUnreachable } from './errors.js'
 import { JsonChecker } from './json-check.js'
+import { decodeSmallBody, parseContentEncoding } from './content-encoding.js'
 import { isJsonMediaType } from './relay-request.js'
 
 /** How much of an upstream error body is read (and carried in the 502); the rest is dropped. */
@@ -15,6 +16,8 @@ export const LOGGED_ERROR_BODY_MAX_CHARS = 1024
 export interface UpstreamAnswer {
   status: number
   contentType: string | undefined
+  /** The Content-Encoding `body` is in, if any (see lib/orchestrator/content-encoding.ts). */
+  contentEncoding?: string | undefined
   body: Buffer
   /** The body was longer than what was read (an error body past UPSTREAM_ERROR_BODY_MAX_BYTES). */
   truncated?: boolean
@@ -31,6 +34,20 @@ export function decodeUpstreamBody (contentType: string | undefined, body: Buffe
   const checker = new JsonChecker()
   if ((checker.write(body) ?? checker.end()) !== undefined) return text
   return JSON.parse(text) as unknown
+}
+
+/**
+ * An error answer with its body decoded from its Content-Encoding (up to
+ * UPSTREAM_ERROR_BODY_MAX_BYTES decoded), so that the 502 carries the orchestrator's document and
+ * not compressed bytes. A coding the relay does not know, or a body that does not decode, stays as it came.
+ */
+export async function decodedErrorAnswer (answer: UpstreamAnswer): Promise<UpstreamAnswer> {
+  const coding = parseContentEncoding(answer.contentEncoding)
+  if (coding === undefined || typeof coding === 'object' || answer.body.length === 0) return answer
+  const decoded = await decodeSmallBody(answer.body, coding, UPSTREAM_ERROR_BODY_MAX_BYTES)
+  if (decoded === undefined) return answer
+  const truncated = answer.truncated === true || decoded.truncated
+  return { status: answer.status, contentType: answer.contentType, body: decoded.body, ...(truncated ? { truncated } : {}) }
 }
 
 /** Only 2xx is a success: errors and redirects (never followed: they could lead elsewhere) are a 502. */

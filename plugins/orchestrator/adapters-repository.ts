@@ -4,6 +4,7 @@ import type { Queryable } from '../database/index.js'
 import { ADAPTER_DEFAULTS, ADAPTER_LIST, type Adapter, type AdapterCreate, type AdapterUpdate } from '../../schemas/orchestrator.js'
 import { listStatements, readPage, type ListRequest } from '../../lib/lists/list-query.js'
 import { AdapterSecretUnreadable } from '../../lib/orchestrator/errors.js'
+import { foldAdapterId } from '../../lib/orchestrator/adapter-id.js'
 import { SecretKeyMismatch } from '../../lib/auth/secret-box.js'
 import type { SecretSealer } from '../core/secrets.js'
 
@@ -36,6 +37,17 @@ export interface RelayAdapter {
   revision: string
 }
 
+/** What `create` did: the adapter, or the id of the adapter that holds the id or a look-alike of it. */
+export type CreateOutcome = { created: Adapter, taken?: undefined } | { created?: undefined, taken: string }
+
+/** An adapter whose id folds to the key another adapter holds (created before keys existed). */
+export interface LookAlike {
+  id: string
+  keyHeldBy: string
+}
+
+const isUniqueViolation = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === '23505'
+
 const COLUMNS = 'id, base_url, username, timeout_ms, reject_unauthorized, ca, created_at, updated_at'
 
 function toAdapter (row: AdapterRow): Adapter {
@@ -64,6 +76,31 @@ export function adaptersRepository (db: Queryable, secrets: SecretSealer) {
       }
     }
   }
+
+  /**
+   * Gives every adapter without a key its key (migrations/011 keys ids of ASCII only; this folds
+   * the others), oldest first. An adapter whose key another one already holds keeps none, stays
+   * reachable by its exact id, and is returned, so that it can be logged.
+   */
+  async function claimKeys (): Promise<LookAlike[]> {
+    const { rows } = await db.query<{ id: string }>('SELECT id FROM orchestrator_adapters WHERE id_key IS NULL ORDER BY created_at, id')
+    const lookAlikes: LookAlike[] = []
+    for (const { id } of rows) {
+      const key = foldAdapterId(id)
+      try {
+        await db.query('UPDATE orchestrator_adapters SET id_key = $2 WHERE id = $1 AND id_key IS NULL AND NOT EXISTS ' +
+          '(SELECT 1 FROM orchestrator_adapters WHERE id_key = $2)', [id, key])
+      } catch (err) {
+        // Another instance gave the key to another row at the same moment.
+        if (!isUniqueViolation(err)) throw err
+      }
+      const { rows: holders } = await db.query<{ id: string }>('SELECT id FROM orchestrator_adapters WHERE id_key = $1', [key])
+      const holder = holders[0]?.id
+      if (holder !== undefined && holder !== id) lookAlikes.push({ id, keyHeldBy: holder })
+    }
+    return lookAlikes
+  }
+
   return {
     /** A page of adapters, and how many match (see LIST_COUNT_LOOKAHEAD). */
     async list (request: ListRequest): Promise<{ items: Adapter[], total: number }> {
@@ -81,17 +118,25 @@ export function adaptersRepository (db: Queryable, secrets: SecretSealer) {
       return rows[0] === undefined ? undefined : toAdapter(rows[0])
     },
 
-    /** Creates an adapter (`baseUrl` already checked); undefined when the id is taken. */
-    async create (input: AdapterCreate): Promise<Adapter | undefined> {
+    /**
+     * Creates an adapter (`baseUrl` already checked). Refused when the id, or a look-alike of it
+     * (the same key, lib/orchestrator/adapter-id.ts), is taken: `taken` names the adapter that has it.
+     */
+    async create (input: AdapterCreate): Promise<CreateOutcome> {
+      const key = foldAdapterId(input.id)
       const sealed = await sealer.seal(input.password, input.id)
       const { rows } = await db.query<AdapterRow>(
-        `INSERT INTO orchestrator_adapters (id, base_url, username, password_sealed, timeout_ms, reject_unauthorized, ca)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
-         ON CONFLICT (id) DO NOTHING
+        `INSERT INTO orchestrator_adapters (id, id_key, base_url, username, password_sealed, timeout_ms, reject_unauthorized, ca)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT DO NOTHING
          RETURNING ${COLUMNS}`,
-        [input.id, input.baseUrl, input.username, sealed, input.timeoutMs ?? ADAPTER_DEFAULTS.timeoutMs,
+        [input.id, key, input.baseUrl, input.username, sealed, input.timeoutMs ?? ADAPTER_DEFAULTS.timeoutMs,
           input.rejectUnauthorized ?? ADAPTER_DEFAULTS.rejectUnauthorized, input.ca ?? null])
-      return rows[0] === undefined ? undefined : toAdapter(rows[0])
+      if (rows[0] !== undefined) return { created: toAdapter(rows[0]) }
+      // The same id first; a holder deleted meanwhile still refuses this call (the conflict was real).
+      const { rows: holders } = await db.query<{ id: string }>(
+        'SELECT id FROM orchestrator_adapters WHERE id = $1 OR id_key = $2 ORDER BY id = $1 DESC LIMIT 1', [input.id, key])
+      return { taken: holders[0]?.id ?? input.id }
     },
 
     /** Changes the fields given (`baseUrl` already checked); `ca: null` removes the CA bundle. */
@@ -114,10 +159,14 @@ export function adaptersRepository (db: Queryable, secrets: SecretSealer) {
       return rows[0] === undefined ? undefined : toAdapter(rows[0])
     },
 
+    /** Deletes adapter `id`; a look-alike left without a key (see `claimKeys`) may take its key. */
     async remove (id: string): Promise<boolean> {
       const result = await db.query('DELETE FROM orchestrator_adapters WHERE id = $1', [id])
+      if (result.rowCount === 1) await claimKeys()
       return result.rowCount === 1
     },
+
+    claimKeys,
 
     /** The adapter as the relay uses it, password decrypted; undefined when there is none. */
     async findForRelay (id: string): Promise<RelayAdapter | undefined> {

@@ -4,9 +4,10 @@ import { Pool } from 'undici'
 import { basicAuthorization } from '../../lib/auth/basic-auth-header.js'
 import { HttpError } from '../../lib/http/errors.js'
 import { splitBaseUrl, upstreamPath, type UpstreamBase } from '../../lib/orchestrator/adapter.js'
-import { AdapterNotFound, ShuttingDown } from '../../lib/orchestrator/errors.js'
+import { AdapterNotFound, ShuttingDown, UpstreamInvalidEncoding, UpstreamResponseTooLarge, UpstreamUnsupportedEncoding } from '../../lib/orchestrator/errors.js'
+import { decodedBody, parseContentEncoding } from '../../lib/orchestrator/content-encoding.js'
 import type { RelayMethod } from '../../lib/orchestrator/relay-request.js'
-import { isClosedPoolError, isUpstreamSuccess, upstreamFailure, upstreamStatusError, type UpstreamAnswer } from '../../lib/orchestrator/upstream.js'
+import { decodedErrorAnswer, isClosedPoolError, isUpstreamSuccess, upstreamFailure, upstreamStatusError, type UpstreamAnswer } from '../../lib/orchestrator/upstream.js'
 import type { RelayAdapter } from './adapters-repository.js'
 import { StreamingExchange, type UpstreamResponse } from './exchange.js'
 
@@ -168,9 +169,32 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
   /**
    * Sends `request` through adapter `id`. Resolves with a 2xx answer as soon as its headers are
    * in; throws HttpError 404 (unknown adapter), 502 (upstream error status, unreachable) or 504
-   * (the adapter's timeoutMs passed).
+   * (the adapter's timeoutMs passed). With `decode`, a body in a Content-Encoding comes decoded
+   * (at most MAX_UPSTREAM_RESPONSE_BYTES decoded), and one the relay cannot decode is a 502;
+   * without, it comes as it is, its `contentEncoding` saying in what.
    */
-  async function open (id: string, request: UpstreamRequest): Promise<UpstreamResponse> {
+  async function open (id: string, request: UpstreamRequest, options: { decode?: boolean } = {}): Promise<UpstreamResponse> {
+    const answer = await exchange(id, request)
+    return options.decode === true ? decoded(id, answer) : answer
+  }
+
+  function decoded (id: string, answer: UpstreamResponse): UpstreamResponse {
+    const coding = parseContentEncoding(answer.contentEncoding)
+    if (coding === undefined) return answer
+    if (typeof coding === 'object') {
+      answer.body.destroy()
+      throw new UpstreamUnsupportedEncoding(id, coding.unsupported)
+    }
+    const body = decodedBody(answer.body, coding, {
+      maxBytes: MAX_UPSTREAM_RESPONSE_BYTES,
+      tooLarge: () => new UpstreamResponseTooLarge(id, MAX_UPSTREAM_RESPONSE_BYTES),
+      undecodable: (reason) => new UpstreamInvalidEncoding(id, reason)
+    })
+    // The decoded length is not known in advance.
+    return { status: answer.status, contentType: answer.contentType, contentEncoding: undefined, contentLength: undefined, body }
+  }
+
+  async function exchange (id: string, request: UpstreamRequest): Promise<UpstreamResponse> {
     for (let attempt = 0; ; attempt++) {
       const conn = await connection(id)
       if (conn === undefined) throw new AdapterNotFound(id)
@@ -185,7 +209,7 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
         }
         throw failure(id, conn, err)
       }
-      if (!isUpstreamSuccess(answer.status)) throw upstreamStatusError(id, answer as UpstreamAnswer)
+      if (!isUpstreamSuccess(answer.status)) throw upstreamStatusError(id, await decodedErrorAnswer(answer as UpstreamAnswer))
       return answer as UpstreamResponse
     }
   }
@@ -196,9 +220,9 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
   return {
     open,
 
-    /** As `open`, with the whole body read (at most MAX_UPSTREAM_RESPONSE_BYTES, which undici enforces). */
+    /** As `open`, decoded, with the whole body read (at most MAX_UPSTREAM_RESPONSE_BYTES). */
     async send (id: string, request: UpstreamRequest): Promise<UpstreamAnswer> {
-      const answer = await open(id, request)
+      const answer = await open(id, request, { decode: true })
       const chunks: Buffer[] = []
       for await (const chunk of answer.body) chunks.push(chunk as Buffer)
       return { status: answer.status, contentType: answer.contentType, body: Buffer.concat(chunks) }

@@ -13,6 +13,8 @@ import { isUpstreamSuccess, UPSTREAM_ERROR_BODY_MAX_BYTES, type UpstreamAnswer }
 export interface UpstreamResponse {
   status: number
   contentType: string | undefined
+  /** The Content-Encoding the body is in (gzip...), when there was one: `body` is as it came. */
+  contentEncoding: string | undefined
   /** The announced Content-Length, when there was one. */
   contentLength: number | undefined
   body: Readable
@@ -46,6 +48,7 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
   readonly #timer: NodeJS.Timeout
   #status = 0
   #contentType: string | undefined
+  #contentEncoding: string | undefined
   #contentLength: number | undefined
   #body: UpstreamBody | undefined
   #errorChunks: Buffer[] | undefined
@@ -74,7 +77,11 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
     for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
       const name = (rawHeaders[i] as Buffer).toString('latin1').toLowerCase()
       if (name === 'content-type') this.#contentType = (rawHeaders[i + 1] as Buffer).toString('latin1')
-      else if (name === 'content-length') {
+      else if (name === 'content-encoding') {
+        // Several header lines are one list (RFC 9110 5.3).
+        const value = (rawHeaders[i + 1] as Buffer).toString('latin1')
+        this.#contentEncoding = this.#contentEncoding === undefined ? value : `${this.#contentEncoding}, ${value}`
+      } else if (name === 'content-length') {
         const length = Number((rawHeaders[i + 1] as Buffer).toString('latin1'))
         if (Number.isSafeInteger(length) && length >= 0) this.#contentLength = length
       }
@@ -86,7 +93,9 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
     }
     this.#body = new UpstreamBody(this)
     this.#settled = true
-    this.options.resolve({ status: statusCode, contentType: this.#contentType, contentLength: this.#contentLength, body: this.#body })
+    this.options.resolve({
+      status: statusCode, contentType: this.#contentType, contentEncoding: this.#contentEncoding, contentLength: this.#contentLength, body: this.#body
+    })
     return true
   }
 
@@ -143,7 +152,9 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
     this.#finish()
     const chunks = this.#errorChunks ?? []
     const body = chunks.length === 1 ? chunks[0] as Buffer : Buffer.concat(chunks)
-    this.options.resolve({ status: this.#status, contentType: this.#contentType, body, ...(truncated ? { truncated } : {}) })
+    this.options.resolve({
+      status: this.#status, contentType: this.#contentType, contentEncoding: this.#contentEncoding, body, ...(truncated ? { truncated } : {})
+    })
   }
 
   #fail (err: unknown): void {

@@ -15,6 +15,12 @@ declare module 'fastify' {
 export default fp(async (fastify) => {
   const repository = adaptersRepository(fastify.db, fastify.secrets)
   fastify.decorate('adaptersRepository', repository)
+  // Keys the adapters migrations/011 could not (ids beyond ASCII); look-alikes older than the keys
+  // keep working by their exact id, and are named here so that an admin can remove one.
+  for (const { id, keyHeldBy } of await repository.claimKeys()) {
+    fastify.log.warn({ adapter: id, lookAlikeOf: keyHeldBy },
+      `orchestrator adapter "${id}" is a look-alike of adapter "${keyHeldBy}" (created before look-alikes were refused); it answers only to its exact id`)
+  }
   const client = orchestratorClient({
     findAdapter: async (id) => await repository.findForRelay(id),
     cacheTtlMs: fastify.config.ORCHESTRATOR_ADAPTER_CACHE_TTL_MS,
@@ -23,16 +29,27 @@ export default fp(async (fastify) => {
   })
   fastify.decorate('orchestrator', client)
   fastify.addHook('onClose', async () => { await client.close() })
+  // /metrics is open to anyone unless METRICS_AUTH is on: adapter ids (names of sites and
+  // customers) label the series only behind admin credentials; otherwise the pools are summed.
+  // A digest of the id would not hide it: names are few and easy to guess (docs/orchestrator.md).
+  const byAdapter = fastify.config.METRICS_AUTH
   new Gauge({
     name: 'orchestrator_pool_connections',
-    help: 'Connections of each orchestrator adapter pool: connected, free, and requests pending or running',
-    labelNames: ['adapter', 'state'],
+    help: byAdapter
+      ? 'Connections of each orchestrator adapter pool: connected, free, and requests pending or running'
+      : 'Connections of the orchestrator adapter pools, summed: connected, free, and requests pending or running',
+    labelNames: byAdapter ? ['adapter', 'state'] : ['state'],
     registers: [fastify.metricsRegistry],
     collect () {
       this.reset()
+      const totals: Record<string, number> = { connected: 0, free: 0, pending: 0, running: 0 }
       for (const { adapter, ...counts } of client.poolStats()) {
-        for (const [state, value] of Object.entries(counts)) this.set({ adapter, state }, value)
+        for (const [state, value] of Object.entries(counts)) {
+          if (byAdapter) this.set({ adapter, state }, value)
+          else totals[state] = (totals[state] ?? 0) + value
+        }
       }
+      if (!byAdapter) for (const [state, value] of Object.entries(totals)) this.set({ state }, value)
     }
   })
 }, { name: 'orchestrator', dependencies: ['config', 'database', 'secrets', 'metrics'] })

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ADMINS } from '../../lib/auth/roles.js'
 import { pageEnvelope, parseListQuery, project } from '../../lib/lists/list-query.js'
 import { checkBaseUrl, checkCaBundle } from '../../lib/orchestrator/adapter.js'
-import { AdapterExists, AdapterNotFound, InvalidAdapter } from '../../lib/orchestrator/errors.js'
+import { AdapterExists, AdapterNameTaken, AdapterNotFound, InvalidAdapter } from '../../lib/orchestrator/errors.js'
+import { withDetails } from '../../lib/http/errors.js'
 import { InvalidListParameter } from '../../lib/lists/errors.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
 import { Adapter, ADAPTER_LIST, AdapterCreate, AdapterList, AdapterListQuery, AdapterParams, AdapterUpdate } from '../../schemas/orchestrator.js'
@@ -49,10 +50,12 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
     config,
     schema: { summary: 'Create an orchestrator adapter', tags, body: AdapterCreate, response: { 200: Adapter, ...errorResponses(400, 409) } }
   }, async (request) => {
-    const adapter = await repo.create(checkSettings(request.body))
-    if (adapter === undefined) throw new AdapterExists(request.body.id)
-    fastify.orchestrator.forget(adapter.id)
-    return adapter
+    const { id } = request.body
+    const { created, taken } = await repo.create(checkSettings(request.body))
+    if (taken === id) throw new AdapterExists(id)
+    if (taken !== undefined) throw withDetails(new AdapterNameTaken(id, taken), { existingId: taken })
+    fastify.orchestrator.forget(id)
+    return created
   })
 
   fastify.get('/:id', {

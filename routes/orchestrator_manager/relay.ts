@@ -41,12 +41,13 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     const params = checked(checkActionParams(request.body.params))
     const adapterId = request.params.adapterId
+    // Decoded from its Content-Encoding, if any: the JSON is checked on the orchestrator's text.
     const answer = await orchestrator.open(adapterId, {
       method: params.method,
       path: params.path,
       accept: params.accept,
       ...(params.contentType === undefined ? {} : { body: { text: JSON.stringify(request.body.body), contentType: params.contentType } })
-    })
+    }, { decode: true })
     // Written as the answer arrives (lib/orchestrator/action-body.ts); a failure before the first
     // byte of the reply is a clean error status, after it the reply is cut short (docs/orchestrator.md).
     const reply$ = actionBody({
@@ -63,7 +64,7 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: {
       summary: 'Make a REST query on the orchestrator',
       description: 'GETs `params.path` below the adapter\'s base URL with `Accept: params.accept` and answers the document ' +
-        'as it came (same Content-Type and bytes); an upstream error status is a 502 carrying it.',
+        'as it came (same Content-Type, Content-Encoding and bytes); an upstream error status is a 502 carrying it.',
       tags,
       params: RelayParams,
       body: RestQueryBody,
@@ -73,6 +74,8 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
     const params = checked(checkQueryParams(request.body.params))
     const answer = await orchestrator.open(request.params.adapterId, { method: 'GET', path: params.path, accept: params.accept })
     if (answer.contentType !== undefined) reply.header('content-type', answer.contentType)
+    // The bytes go as they came, so their coding goes with them (gzip stays gzip, labelled).
+    if (answer.contentEncoding !== undefined) reply.header('content-encoding', answer.contentEncoding)
     // The announced length lets a client tell an answer cut short from a complete one.
     if (answer.contentLength !== undefined) reply.header('content-length', answer.contentLength)
     return await reply.code(200).send(answer.body)

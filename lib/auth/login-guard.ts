@@ -17,6 +17,10 @@ import { createHmac, randomBytes } from 'node:crypto'
  *   password uses one failure of its address's budget, not all of it.
  *
  * Credentials are remembered as HMACs under a key made for this process, never as themselves.
+ * What is kept of failures has a small fixed size per entry and a bounded total, whatever is sent:
+ * counters are keyed by an HMAC of the address and subject (not the username or client id as
+ * sent), a refused check creates no entry, entries go when their time has passed, and each table
+ * holds at most `maxEntries` (the least recently active go first when it is full).
  */
 export interface GuardOptions {
   /** Failures allowed per key within the window. */
@@ -26,14 +30,21 @@ export interface GuardOptions {
   windowMs: number
   /** How long a credential that verified stays known good (ms). */
   knownGoodMs?: number
-  /** Entries kept at most per table (counters, known good, known bad); the oldest go first. */
+  /** Entries kept at most per table (counters, known good, known bad); the least recently active go first. */
   maxEntries?: number
   now?: () => number
 }
 
+/** Failure times (at most the key's limit of them: no check starts past it) and checks running. */
 interface Counter {
   failures: number[]
   inFlight: number
+}
+
+/** Who a check counts against: the client address, and the username or client id it presents. */
+export interface GuardKeys {
+  address: string
+  subject: string
 }
 
 export type Reservation =
@@ -49,7 +60,12 @@ export interface Ticket {
   cancel: () => void
 }
 
+// Counter keys: 16 bytes of an HMAC, so an entry has the same small size whatever was sent.
+const KEY_BYTES = 16
+
 export class LoginGuard {
+  // Each Map is in order of last activity (an entry is moved to the end when it changes), so
+  // entries past their time are found at the front, and the front is what goes when one is full.
   readonly #counters = new Map<string, Counter>()
   readonly #good = new Map<string, number>()
   readonly #bad = new Map<string, { hash: string, until: number }>()
@@ -58,7 +74,7 @@ export class LoginGuard {
   readonly #now: () => number
 
   constructor (options: GuardOptions) {
-    this.#options = { knownGoodMs: 24 * 3600_000, maxEntries: 100_000, ...options }
+    this.#options = { knownGoodMs: 24 * 3600_000, maxEntries: 50_000, ...options }
     this.#now = options.now ?? (() => performance.now())
   }
 
@@ -67,47 +83,61 @@ export class LoginGuard {
     return createHmac('sha256', this.#key).update(subject).update('\u0000').update(secret).digest('base64url')
   }
 
-  static keys (address: string, subject: string): string[] {
-    return [`s\u0000${address}\u0000${subject}`, `a\u0000${address}`]
+  static keys (address: string, subject: string): GuardKeys {
+    return { address, subject }
   }
 
-  /** Takes a place in each key's count, or says how long (s) until one frees. */
-  reserve (keys: readonly string[]): Reservation {
+  /** Entries held per table, for metrics and tests. */
+  sizes (): { counters: number, good: number, bad: number } {
+    return { counters: this.#counters.size, good: this.#good.size, bad: this.#bad.size }
+  }
+
+  #digest (kind: string, ...parts: string[]): string {
+    const hmac = createHmac('sha256', this.#key).update(kind)
+    for (const part of parts) hmac.update('\u0000').update(part)
+    return hmac.digest().subarray(0, KEY_BYTES).toString('base64url')
+  }
+
+  /**
+   * Takes a place in the address's count and the subject's, or says how long (s) until one frees.
+   * Nothing is created for a check that is refused: an address over its count makes no new entry.
+   */
+  reserve (keys: GuardKeys): Reservation {
     const now = this.#now()
-    const counters: Counter[] = []
-    let retryAfterS = 0
-    for (const key of keys) {
-      const counter = this.#counter(key, now)
-      const max = key.startsWith('a\u0000') ? this.#options.maxPerAddress : this.#options.max
-      if (counter.failures.length + counter.inFlight >= max) {
-        const oldest = counter.failures[0]
-        const wait = oldest === undefined ? 1 : Math.ceil((oldest + this.#options.windowMs - now) / 1000)
-        retryAfterS = Math.max(retryAfterS, wait, 1)
-      }
-      counters.push(counter)
+    this.#expire(now)
+    const addressKey = this.#digest('a', keys.address)
+    const subjectKey = this.#digest('s', keys.address, keys.subject)
+    const address = this.#current(addressKey, now)
+    const subject = this.#current(subjectKey, now)
+    const retryAfterS = Math.max(this.#wait(address, this.#options.maxPerAddress, now), this.#wait(subject, this.#options.max, now))
+    if (retryAfterS > 0) {
+      // A count being hammered is the last to go when the table is full.
+      this.#touch(addressKey, address)
+      this.#touch(subjectKey, subject)
+      return { ok: false, retryAfterS }
     }
-    if (retryAfterS > 0) return { ok: false, retryAfterS }
-    for (const counter of counters) counter.inFlight++
+    const held: Array<[string, Counter]> = [[addressKey, this.#take(addressKey, address)], [subjectKey, this.#take(subjectKey, subject)]]
     let settled = false
     const settle = (failed: boolean): void => {
       if (settled) return
       settled = true
       const at = this.#now()
-      for (const counter of counters) {
+      for (const [key, counter] of held) {
         counter.inFlight--
         if (failed) counter.failures.push(at)
+        // An entry evicted meanwhile is not brought back; an empty one is not kept.
+        if (this.#counters.get(key) !== counter) continue
+        this.#counters.delete(key)
+        if (counter.failures.length > 0 || counter.inFlight > 0) this.#counters.set(key, counter)
       }
     }
     return { ok: true, ticket: { succeed: () => { settle(false) }, fail: () => { settle(true) }, cancel: () => { settle(false) } } }
   }
 
-  #counter (key: string, now: number): Counter {
-    let counter = this.#counters.get(key)
-    if (counter === undefined) {
-      if (this.#counters.size >= this.#options.maxEntries) this.#prune(now)
-      counter = { failures: [], inFlight: 0 }
-      this.#counters.set(key, counter)
-    }
+  /** The counter of `key` with the failures that left the window dropped; undefined when there is none. */
+  #current (key: string, now: number): Counter | undefined {
+    const counter = this.#counters.get(key)
+    if (counter === undefined) return undefined
     const from = now - this.#options.windowMs
     let expired = 0
     while (expired < counter.failures.length && (counter.failures[expired] ?? Infinity) <= from) expired++
@@ -115,16 +145,48 @@ export class LoginGuard {
     return counter
   }
 
-  // Drops counters with nothing in them, then (still full) the oldest.
-  #prune (now: number): void {
+  /** Seconds until `counter` has room under `max`; 0 when it has room now. */
+  #wait (counter: Counter | undefined, max: number, now: number): number {
+    if (counter === undefined || counter.failures.length + counter.inFlight < max) return 0
+    const oldest = counter.failures[0]
+    return oldest === undefined ? 1 : Math.max(1, Math.ceil((oldest + this.#options.windowMs - now) / 1000))
+  }
+
+  /** Moves `key`'s counter, when there is one, to the end (most recently active). */
+  #touch (key: string, counter: Counter | undefined): void {
+    if (counter === undefined) return
+    this.#counters.delete(key)
+    this.#counters.set(key, counter)
+  }
+
+  /** Takes a place in `key`'s counter (made when there is none), moving it to the end. */
+  #take (key: string, counter: Counter | undefined): Counter {
+    if (counter === undefined) {
+      counter = { failures: [], inFlight: 0 }
+      makeRoom(this.#counters, this.#options.maxEntries)
+    } else {
+      this.#counters.delete(key)
+    }
+    counter.inFlight++
+    this.#counters.set(key, counter)
+    return counter
+  }
+
+  // Drops, from the front of each table, the entries whose time has passed. Each entry is dropped
+  // once, so this costs nothing per check on average.
+  #expire (now: number): void {
     const from = now - this.#options.windowMs
     for (const [key, counter] of this.#counters) {
-      if (counter.inFlight === 0 && counter.failures.every((at) => at <= from)) this.#counters.delete(key)
+      if (counter.inFlight > 0 || (counter.failures.at(-1) ?? -Infinity) > from) break
+      this.#counters.delete(key)
     }
-    while (this.#counters.size >= this.#options.maxEntries) {
-      const oldest = this.#counters.keys().next()
-      if (oldest.done === true) break
-      this.#counters.delete(oldest.value)
+    for (const [key, until] of this.#good) {
+      if (until > now) break
+      this.#good.delete(key)
+    }
+    for (const [key, entry] of this.#bad) {
+      if (entry.until > now) break
+      this.#bad.delete(key)
     }
   }
 
@@ -146,21 +208,30 @@ export class LoginGuard {
   }
 
   rememberGood (fingerprint: string): void {
+    const now = this.#now()
+    this.#expire(now)
     this.#bad.delete(fingerprint)
-    remember(this.#good, fingerprint, this.#now() + this.#options.knownGoodMs, this.#options.maxEntries)
+    remember(this.#good, fingerprint, now + this.#options.knownGoodMs, this.#options.maxEntries)
   }
 
   rememberBad (fingerprint: string, storedHash: string): void {
+    const now = this.#now()
+    this.#expire(now)
     this.#good.delete(fingerprint)
-    remember(this.#bad, fingerprint, { hash: storedHash, until: this.#now() + this.#options.windowMs }, this.#options.maxEntries)
+    remember(this.#bad, fingerprint, { hash: storedHash, until: now + this.#options.windowMs }, this.#options.maxEntries)
+  }
+}
+
+/** Drops the least recently active entries until one more fits. */
+function makeRoom (map: Map<string, unknown>, maxEntries: number): void {
+  for (const key of map.keys()) {
+    if (map.size < maxEntries) break
+    map.delete(key)
   }
 }
 
 function remember<V> (map: Map<string, V>, key: string, value: V, maxEntries: number): void {
   map.delete(key)
-  if (map.size >= maxEntries) {
-    const oldest = map.keys().next()
-    if (oldest.done !== true) map.delete(oldest.value)
-  }
+  makeRoom(map, maxEntries)
   map.set(key, value)
 }

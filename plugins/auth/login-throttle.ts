@@ -4,7 +4,11 @@ import { CheckQueue, QueueFull } from '../../lib/auth/check-queue.js'
 import { generatePassword, hashPassword, verifyPassword } from '../../lib/auth/passwords.js'
 import { CredentialCache } from '../../lib/auth/credential-cache.js'
 import { loginBusy, tooManyFailedLogins } from '../../lib/auth/errors.js'
+import { User } from '../../schemas/users.js'
 import type { LoginRecord, UsersRepository } from './users-repository.js'
+
+const USERNAME = new RegExp(User.properties.username.pattern ?? '')
+const USERNAME_MAX = User.properties.username.maxLength ?? 64
 
 /** Every check of a password or client secret: throttled per address and subject, hashes run a few at a time. */
 export interface LoginThrottle {
@@ -26,13 +30,15 @@ export interface LoginThrottle {
   passwordChecks: () => number
 }
 
-type ThrottleConfig = Pick<Config, 'LOGIN_FAILURES_MAX' | 'LOGIN_ADDRESS_FAILURES_MAX' | 'LOGIN_FAILURES_WINDOW_MS' | 'PASSWORD_CHECK_CONCURRENCY' | 'PASSWORD_CHECK_QUEUE'>
+type ThrottleConfig = Pick<Config, 'ADMIN_USERNAME' | 'LOGIN_FAILURES_MAX' | 'LOGIN_ADDRESS_FAILURES_MAX' | 'LOGIN_FAILURES_WINDOW_MS' |
+'LOGIN_GUARD_MAX_ENTRIES' | 'PASSWORD_CHECK_CONCURRENCY' | 'PASSWORD_CHECK_QUEUE'>
 
 export async function loginThrottle (config: ThrottleConfig, users: UsersRepository): Promise<LoginThrottle> {
   const guard = new LoginGuard({
     max: config.LOGIN_FAILURES_MAX,
     maxPerAddress: config.LOGIN_ADDRESS_FAILURES_MAX,
-    windowMs: config.LOGIN_FAILURES_WINDOW_MS
+    windowMs: config.LOGIN_FAILURES_WINDOW_MS,
+    maxEntries: config.LOGIN_GUARD_MAX_ENTRIES
   })
   const queue = new CheckQueue({ concurrency: config.PASSWORD_CHECK_CONCURRENCY, maxWaiting: config.PASSWORD_CHECK_QUEUE })
   // Verifying against this when the user does not exist costs the same as a real check, so the
@@ -46,7 +52,14 @@ export async function loginThrottle (config: ThrottleConfig, users: UsersReposit
     return reservation.ticket
   }
 
+  // A username no user can have (users are made under the rules of schemas/users.ts; the bootstrap
+  // admin under ADMIN_USERNAME) is refused at once: nothing to look up, nothing to count or keep.
+  function possibleUsername (username: string): boolean {
+    return (username.length <= USERNAME_MAX && USERNAME.test(username)) || username === config.ADMIN_USERNAME
+  }
+
   async function checkPassword (address: string, username: string, password: string): Promise<LoginRecord | undefined> {
+    if (!possibleUsername(username)) return undefined
     const fingerprint = guard.fingerprint(`u:${username}`, password)
     const record = await users.findForLogin(username)
     const stored = record === undefined ? '' : CredentialCache.key(record.passwordHash)

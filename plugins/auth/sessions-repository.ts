@@ -49,20 +49,30 @@ export function sessionsRepository (db: Db) {
     /** Makes a token for `username` valid for `ttlS` seconds (fixed: using it does not extend it). */
     async create (username: string, ttlS: number, clientId: string | null = null): Promise<{ token: string, expiresAt: number }> {
       const token = generateToken()
-      const { rows } = await db.query<{ expires_at: Date }>(
-        `INSERT INTO sessions (token_digest, username, client_id, expires_at)
-         VALUES ($1, $2, $3, now() + make_interval(secs => $4))
-         RETURNING expires_at`,
-        [tokenDigest(token), username, clientId, ttlS])
-      // Expired rows of anyone are removed as new ones come, and a user keeps its newest
-      // MAX_SESSIONS sessions per client (a script that logs in on every run cannot grow the table).
-      await db.query('DELETE FROM sessions WHERE expires_at < now()', [])
+      // A user keeps its newest MAX_SESSIONS sessions per client (a script that logs in on every
+      // run cannot grow the table). The insert and the trim run in one transaction under a lock of
+      // that user and client: parallel logins of one user wait for each other instead of deleting
+      // the same rows in different orders (a deadlock), and the trim sees every earlier insert.
+      const expiresAt = await db.transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`sessions ${JSON.stringify([username, clientId])}`])
+        const { rows } = await tx.query<{ expires_at: Date }>(
+          `INSERT INTO sessions (token_digest, username, client_id, expires_at)
+           VALUES ($1, $2, $3, now() + make_interval(secs => $4))
+           RETURNING expires_at`,
+          [tokenDigest(token), username, clientId, ttlS])
+        await tx.query(
+          `DELETE FROM sessions WHERE token_digest IN (
+             SELECT token_digest FROM sessions WHERE username = $1 AND client_id IS NOT DISTINCT FROM $2
+             ORDER BY created_at DESC, token_digest OFFSET $3)`,
+          [username, clientId, MAX_SESSIONS])
+        return rows[0]?.expires_at.getTime()
+      })
+      // Expired rows of anyone are removed as new ones come. Rows another transaction holds are
+      // left to a later call: this statement never waits, so it takes part in no deadlock.
       await db.query(
         `DELETE FROM sessions WHERE token_digest IN (
-           SELECT token_digest FROM sessions WHERE username = $1 AND client_id IS NOT DISTINCT FROM $2
-           ORDER BY created_at DESC, token_digest OFFSET $3)`,
-        [username, clientId, MAX_SESSIONS])
-      return { token, expiresAt: rows[0]?.expires_at.getTime() ?? Date.now() + ttlS * 1000 }
+           SELECT token_digest FROM sessions WHERE expires_at < now() FOR UPDATE SKIP LOCKED)`, [])
+      return { token, expiresAt: expiresAt ?? Date.now() + ttlS * 1000 }
     },
 
     /**

@@ -20,6 +20,7 @@ export const ConfigSchema = Type.Object({
   LOGIN_FAILURES_MAX: Type.Integer({ minimum: 1, default: 10 }),
   LOGIN_FAILURES_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
   LOGIN_ADDRESS_FAILURES_MAX: Type.Integer({ minimum: 1, default: 20 }),
+  LOGIN_GUARD_MAX_ENTRIES: Type.Integer({ minimum: 100, maximum: 10_000_000, default: 50_000 }),
   PASSWORD_CHECK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2 }),
   PASSWORD_CHECK_QUEUE: Type.Integer({ minimum: 0, maximum: 10_000, default: 16 }),
   SESSION_TTL_S: Type.Integer({ minimum: 60, maximum: 30 * 24 * 3600, default: 8 * 3600 }),

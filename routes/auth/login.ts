@@ -113,7 +113,9 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
         throw new OAuthClientAuthMissing()
       }
       if (form.scope !== undefined && form.scope.trim() !== '') throw new OAuthInvalidScope()
-      const client = CLIENT_ID.test(clientId) ? await sessions.findClient(clientId) : undefined
+      // An id of another form belongs to no client: refused before anything is looked up or counted.
+      if (!CLIENT_ID.test(clientId)) throw new OAuthInvalidClient()
+      const client = await sessions.findClient(clientId)
       const subject = `c:${clientId}`
       const stored = client?.secretDigest ?? ''
       const holds = fastify.guardedCheck(request.ip, subject, fastify.loginGuard.fingerprint(subject, secret), stored,

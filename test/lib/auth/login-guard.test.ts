@@ -93,3 +93,57 @@ t.test('memory stays bounded', async (t) => {
   for (let i = 0; i < 20; i++) g.reserve(LoginGuard.keys(`10.1.0.${i}`, 'u:ann'))
   t.pass('pruned without error')
 })
+
+t.test('an address over its count makes no new entry; a refused check keeps nothing', async (t) => {
+  const now = { ms: 0 }
+  const g = guard(now, 3, 5)
+  for (let i = 0; i < 5; i++) {
+    const r = g.reserve(LoginGuard.keys('10.0.0.1', `u:user-${i}`))
+    if (r.ok) r.ticket.fail()
+  }
+  t.same(g.sizes(), { counters: 6, good: 0, bad: 0 }, 'the address and its five subjects')
+  for (let i = 0; i < 1000; i++) t.notOk(g.reserve(LoginGuard.keys('10.0.0.1', `u:${'x'.repeat(10_000)}-${i}`)).ok)
+  t.same(g.sizes(), { counters: 6, good: 0, bad: 0 }, 'nothing more')
+})
+
+t.test('entries are kept by digest, go when their time has passed, and a success keeps nothing', async (t) => {
+  const now = { ms: 0 }
+  const g = guard(now)
+  const ok = g.reserve(LoginGuard.keys('10.0.0.1', 'u:ann'))
+  if (ok.ok) ok.ticket.succeed()
+  t.equal(g.sizes().counters, 0, 'a check that succeeded leaves no entry')
+  for (let i = 0; i < 4; i++) {
+    const r = g.reserve(LoginGuard.keys(`10.0.0.${i}`, 'u:ann'))
+    if (r.ok) r.ticket.fail()
+  }
+  g.rememberBad(g.fingerprint('u:ann', 'wrong'), 'h')
+  g.rememberGood(g.fingerprint('u:ann', 'right'))
+  t.same(g.sizes(), { counters: 8, good: 1, bad: 1 })
+  now.ms = 60_001
+  const r = g.reserve(LoginGuard.keys('10.0.0.9', 'u:bob'))
+  t.same(g.sizes(), { counters: 2, good: 1, bad: 0 }, 'failures and known-bad credentials past the window are gone')
+  if (r.ok) r.ticket.cancel()
+  t.equal(g.sizes().counters, 0)
+  now.ms += 24 * 3600_000
+  g.rememberBad(g.fingerprint('u:bob', 'wrong'), 'h')
+  t.same(g.sizes(), { counters: 0, good: 0, bad: 1 }, 'known good for a day')
+})
+
+t.test('a full table drops the least recently active entry', async (t) => {
+  const now = { ms: 0 }
+  const g = new LoginGuard({ max: 3, maxPerAddress: 100, windowMs: 60_000, maxEntries: 10, now: () => now.ms })
+  const fail = (address: string, subject: string): boolean => {
+    const r = g.reserve(LoginGuard.keys(address, subject))
+    if (r.ok) r.ticket.fail()
+    return r.ok
+  }
+  for (let i = 0; i < 3; i++) fail('10.0.0.1', 'u:target')
+  t.notOk(fail('10.0.0.1', 'u:target'), 'over its count')
+  for (let i = 0; i < 7; i++) fail('10.0.0.1', `u:other-${i}`)
+  t.equal(g.sizes().counters, 9)
+  now.ms = 1
+  for (let i = 0; i < 3; i++) fail('10.0.0.1', 'u:target')
+  fail('10.0.0.2', 'u:new')
+  t.equal(g.sizes().counters, 10, 'never past maxEntries')
+  t.notOk(fail('10.0.0.1', 'u:target'), 'the entries active lately stay')
+})

@@ -122,3 +122,39 @@ t.test('a flood of unknown logins waits in a bounded line, and a known login goe
   t.match(busy?.json(), { statusCode: 503, code: 'LOGIN_BUSY' })
   t.equal(app.passwordChecks() - before, (counts[401] ?? 0) + 1, 'a refused request paid no password check')
 })
+
+t.test('a username or client id no one can have is refused without a look-up or a count', async (t) => {
+  const app: TestApp = await buildTestApp(t)
+  const password = 'the-right-password'
+  await createUser(app, { username: 'someone', password })
+  const users = app.usersRepository
+  let lookups = 0
+  const findForLogin = users.findForLogin.bind(users)
+  users.findForLogin = async (username) => { lookups++; return await findForLogin(username) }
+  const from = { remoteAddress: '10.3.0.1' }
+  // The address spends its whole budget on usernames of the allowed form.
+  for (let i = 0; i < 20; i++) await app.inject({ url: MAINTENANCE, headers: { authorization: basic(`spray-${i}`, 'guess') }, ...from })
+  t.equal((await app.inject({ url: MAINTENANCE, headers: { authorization: basic('spray-x', 'guess') }, ...from })).statusCode, 429)
+  lookups = 0
+  const checks = app.passwordChecks()
+  const counters = app.loginGuard.sizes().counters
+  const impossible = ['x'.repeat(65), 'with space', 'semi;colon', 'ünïcode', '']
+  for (const username of impossible) {
+    const viaBasic = await app.inject({ url: MAINTENANCE, headers: { authorization: basic(username, 'guess') }, ...from })
+    t.equal(viaBasic.statusCode, 401, `Basic ${JSON.stringify(username.slice(0, 12))}: wrong credentials, not 429`)
+    t.match(viaBasic.headers['www-authenticate'], /^Basic realm="netauto"/)
+    if (username === '' || username.length > 64) continue // POST /login's schema refuses these with 400
+    const viaLogin = await app.inject({ method: 'POST', url: '/login', payload: { user: { username, password: 'guess' } }, ...from })
+    t.match(viaLogin.json(), { statusCode: 401, code: 'LOGIN_FAILED' })
+  }
+  for (const clientId of ['X'.repeat(24), '0'.repeat(23), 'a'.repeat(4000)]) {
+    const token = await app.inject({ method: 'POST', url: '/oauth/token', headers: FORM, payload: form({ grant_type: 'client_credentials', client_id: clientId, client_secret: 'guess' }), ...from })
+    t.equal(token.statusCode, 401)
+    t.equal(token.json().error, 'invalid_client')
+  }
+  t.equal(lookups, 0, 'no user looked up')
+  t.equal(app.passwordChecks(), checks, 'no password checked')
+  t.equal(app.loginGuard.sizes().counters, counters, 'nothing counted')
+  const owner = await app.inject({ url: MAINTENANCE, headers: { authorization: basic('someone', password) }, remoteAddress: '10.3.0.2' })
+  t.equal(owner.statusCode, 200, 'a possible username still logs in')
+})

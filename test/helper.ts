@@ -46,12 +46,42 @@ export interface TestDatabase {
   env: Record<string, string>
 }
 
+const exists = async (file: string): Promise<boolean> => await stat(file).then(() => true, () => false)
+
+/**
+ * Runs `make` unless `target` exists; `make` puts it in place whole (a rename). Parallel test
+ * processes wait for the one holding `${target}.lock` instead of making it too (a lock older than
+ * five minutes, left by a killed process, is taken over).
+ */
+async function makeOnce (target: string, make: () => Promise<void>): Promise<void> {
+  const lock = `${target}.lock`
+  await mkdir(path.dirname(target), { recursive: true })
+  while (!(await exists(target))) {
+    try {
+      await mkdir(lock)
+    } catch {
+      const age = Date.now() - (await stat(lock).then((s) => s.mtimeMs, () => Date.now()))
+      if (age > 300_000) await rm(lock, { recursive: true, force: true })
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      continue
+    }
+    try {
+      if (!(await exists(target))) await make()
+    } finally {
+      await rm(lock, { recursive: true, force: true })
+    }
+  }
+}
+
 // initdb of the embedded database takes seconds; do it once per machine and copy the result.
 async function embeddedSnapshot (): Promise<string> {
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')) as { version: string }
   const file = path.join(ROOT, '.cache', `pglite-${pkg.version}-initdb.tar.gz`)
-  if (await stat(file).then(() => true, () => false)) return file
-  await mkdir(path.dirname(file), { recursive: true })
+  await makeOnce(file, async () => { await initdbSnapshot(file) })
+  return file
+}
+
+async function initdbSnapshot (file: string): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'pglite-initdb-'))
   const lite = await PGlite.create(dir)
   const dump = await lite.dumpDataDir('gzip')
@@ -61,7 +91,6 @@ async function embeddedSnapshot (): Promise<string> {
   const partial = `${file}.${process.pid}.partial`
   await writeFile(partial, Buffer.from(await dump.arrayBuffer()))
   await rename(partial, file)
-  return file
 }
 
 // Starting an embedded database and migrating it costs more than copying files: the migrated
@@ -82,7 +111,11 @@ async function migrationsKey (): Promise<string> {
 async function migratedSnapshot (): Promise<string> {
   const initdb = await embeddedSnapshot()
   const dir = initdb.replace(/-initdb\.tar\.gz$/, `-migrated-${await migrationsKey()}`)
-  if (await stat(path.join(dir, 'PG_VERSION')).then(() => true, () => false)) return dir
+  await makeOnce(dir, async () => { await migratedCopy(initdb, dir) })
+  return dir
+}
+
+async function migratedCopy (initdb: string, dir: string): Promise<void> {
   const work = await mkdtemp(path.join(os.tmpdir(), 'pglite-migrated-'))
   try {
     const pgdata = path.join(work, 'pgdata')
@@ -94,15 +127,11 @@ async function migratedSnapshot (): Promise<string> {
     } finally {
       await db.close()
     }
-    // Renamed into place whole, so parallel test processes never copy half a directory; the
-    // loser of a race throws its own away.
-    await rename(pgdata, dir).catch(async (err: NodeJS.ErrnoException) => {
-      if (!(await stat(path.join(dir, 'PG_VERSION')).then(() => true, () => false))) throw err
-    })
+    // Renamed into place whole, so that no test copies half a directory.
+    await rename(pgdata, dir)
   } finally {
     await rm(work, { recursive: true, force: true })
   }
-  return dir
 }
 
 /**

@@ -8,7 +8,7 @@ interface Line { reqId?: string, msg?: string, level?: number, part?: string }
 // The service as built for production, plus one route that reports on the logger Fastify hands a
 // request: what every route, plugin and hook of the service logs through.
 async function appWithProbe (t: Test, level: string) {
-  const database = await createTestDatabase(t, 'embedded')
+  const database = await createTestDatabase(t, 'any', { migrated: true })
   const logs = captureLogs()
   const app = await buildApp(testConfig({ ...database.env, LOG_LEVEL: level }), { logStream: logs })
   t.teardown(async () => { await app.close() })

@@ -3,8 +3,8 @@ import type { Test } from 'tap'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import { execFile } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
-import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -12,6 +12,7 @@ import { promisify } from 'node:util'
 import type { DestinationStream } from 'pino'
 import { buildApp } from '../app.js'
 import { basicAuthorization } from '../lib/auth/basic-auth-header.js'
+import { MIGRATIONS_DIR, migrate, openDatabase } from '../plugins/database/index.js'
 import { loadConfig, type Config } from '../plugins/core/config.js'
 
 const run = promisify(execFile)
@@ -19,10 +20,18 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 export type DatabaseKind = 'embedded' | 'postgres'
 
+const serverAvailable = process.env.TEST_DATABASE_URL !== undefined && process.env.TEST_DATABASE_URL !== ''
+
 /** Embedded always; the PostgreSQL server too whenever TEST_DATABASE_URL names one. */
-export const testDatabases: DatabaseKind[] = process.env.TEST_DATABASE_URL === undefined || process.env.TEST_DATABASE_URL === ''
-  ? ['embedded']
-  : ['embedded', 'postgres']
+export const testDatabases: DatabaseKind[] = serverAvailable ? ['embedded', 'postgres'] : ['embedded']
+
+/**
+ * 'any': for a test whose outcome does not depend on the database (HTTP parsing, validation,
+ * headers, configuration). The server when there is one (a fresh schema costs far less than
+ * starting an embedded database), the embedded database otherwise.
+ */
+export type DatabaseChoice = DatabaseKind | 'any'
+const resolveKind = (choice: DatabaseChoice): DatabaseKind => choice !== 'any' ? choice : serverAvailable ? 'postgres' : 'embedded'
 
 export const ADMIN = { username: 'admin', password: 'admin-password-for-tests' }
 
@@ -37,12 +46,42 @@ export interface TestDatabase {
   env: Record<string, string>
 }
 
+const exists = async (file: string): Promise<boolean> => await stat(file).then(() => true, () => false)
+
+/**
+ * Runs `make` unless `target` exists; `make` puts it in place whole (a rename). Parallel test
+ * processes wait for the one holding `${target}.lock` instead of making it too (a lock older than
+ * five minutes, left by a killed process, is taken over).
+ */
+async function makeOnce (target: string, make: () => Promise<void>): Promise<void> {
+  const lock = `${target}.lock`
+  await mkdir(path.dirname(target), { recursive: true })
+  while (!(await exists(target))) {
+    try {
+      await mkdir(lock)
+    } catch {
+      const age = Date.now() - (await stat(lock).then((s) => s.mtimeMs, () => Date.now()))
+      if (age > 300_000) await rm(lock, { recursive: true, force: true })
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      continue
+    }
+    try {
+      if (!(await exists(target))) await make()
+    } finally {
+      await rm(lock, { recursive: true, force: true })
+    }
+  }
+}
+
 // initdb of the embedded database takes seconds; do it once per machine and copy the result.
 async function embeddedSnapshot (): Promise<string> {
   const pkg = JSON.parse(await readFile(path.join(ROOT, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')) as { version: string }
   const file = path.join(ROOT, '.cache', `pglite-${pkg.version}-initdb.tar.gz`)
-  if (await stat(file).then(() => true, () => false)) return file
-  await mkdir(path.dirname(file), { recursive: true })
+  await makeOnce(file, async () => { await initdbSnapshot(file) })
+  return file
+}
+
+async function initdbSnapshot (file: string): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'pglite-initdb-'))
   const lite = await PGlite.create(dir)
   const dump = await lite.dumpDataDir('gzip')
@@ -52,17 +91,67 @@ async function embeddedSnapshot (): Promise<string> {
   const partial = `${file}.${process.pid}.partial`
   await writeFile(partial, Buffer.from(await dump.arrayBuffer()))
   await rename(partial, file)
-  return file
 }
 
-/** A database of its own for one test: a data directory, or a schema on the server. */
-export async function createTestDatabase (t: Test, kind: DatabaseKind = 'embedded'): Promise<TestDatabase> {
+// Starting an embedded database and migrating it costs more than copying files: the migrated
+// data directory is made once per set of migrations (the key is their names and contents, so a
+// new or changed migration makes a new one) and copied for each test that asks for it.
+let migratedKey: Promise<string> | undefined
+async function migrationsKey (): Promise<string> {
+  migratedKey ??= (async () => {
+    const hash = createHash('sha256')
+    for (const file of (await readdir(MIGRATIONS_DIR)).sort()) {
+      hash.update(`${file}\0`).update(await readFile(path.join(MIGRATIONS_DIR, file))).update('\0')
+    }
+    return hash.digest('hex').slice(0, 16)
+  })()
+  return await migratedKey
+}
+
+async function migratedSnapshot (): Promise<string> {
+  const initdb = await embeddedSnapshot()
+  const dir = initdb.replace(/-initdb\.tar\.gz$/, `-migrated-${await migrationsKey()}`)
+  await makeOnce(dir, async () => { await migratedCopy(initdb, dir) })
+  return dir
+}
+
+async function migratedCopy (initdb: string, dir: string): Promise<void> {
+  const work = await mkdtemp(path.join(os.tmpdir(), 'pglite-migrated-'))
+  try {
+    const pgdata = path.join(work, 'pgdata')
+    await mkdir(pgdata)
+    await run('tar', ['-xzf', initdb, '-C', pgdata])
+    const db = await openDatabase(testConfig({ DATA_DIR: work }))
+    try {
+      await migrate(db)
+    } finally {
+      await db.close()
+    }
+    // Renamed into place whole, so that no test copies half a directory.
+    await rename(pgdata, dir)
+  } finally {
+    await rm(work, { recursive: true, force: true })
+  }
+}
+
+/**
+ * A database of its own for one test: a data directory, or a schema on the server.
+ * `migrated`: an embedded one starts as a copy of a migrated one (the service finds every
+ * migration applied); a schema on the server is migrated by the service when it starts.
+ */
+export async function createTestDatabase (t: Test, choice: DatabaseChoice = 'embedded', options: { migrated?: boolean } = {}): Promise<TestDatabase> {
+  const kind = resolveKind(choice)
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'netauto-test-'))
   t.teardown(async () => { await rm(dataDir, { recursive: true, force: true }) })
   if (kind === 'embedded') {
     const pgdata = path.join(dataDir, 'pgdata')
-    await mkdir(pgdata, { recursive: true })
-    await run('tar', ['-xzf', await embeddedSnapshot(), '-C', pgdata])
+    if (options.migrated === true) {
+      // cp(1): fs.cp walks the thousand files in JavaScript, at several times the CPU.
+      await run('cp', ['-R', await migratedSnapshot(), pgdata])
+    } else {
+      await mkdir(pgdata, { recursive: true })
+      await run('tar', ['-xzf', await embeddedSnapshot(), '-C', pgdata])
+    }
     return { kind, env: { DATA_DIR: dataDir } }
   }
   const serverUrl = process.env.TEST_DATABASE_URL
@@ -102,14 +191,14 @@ export function testConfig (env: Record<string, string | undefined> = {}): Confi
  * the test ends. Pass the same database to two calls for two instances sharing it.
  */
 export async function buildTestApp (t: Test, options: {
-  database?: TestDatabase | DatabaseKind
+  database?: TestDatabase | DatabaseChoice
   env?: Record<string, string | undefined>
   /** Receives every log line (as JSON text); set LOG_LEVEL in `env` to see them. */
   logStream?: DestinationStream
 } = {}): Promise<TestApp> {
   const database = typeof options.database === 'object'
     ? options.database
-    : await createTestDatabase(t, options.database ?? 'embedded')
+    : await createTestDatabase(t, options.database ?? 'embedded', { migrated: true })
   const app = await buildApp(testConfig({ ...database.env, ...options.env }), { logStream: options.logStream })
   t.teardown(async () => { await app.close() })
   await app.ready()

@@ -63,7 +63,9 @@ const badBody = fc.oneof(
   )
 )
 
-for (const database of testDatabases) {
+// Bad requests are refused before the database is reached: one database is enough,
+// the last one (the server when there is one: it starts faster).
+for (const database of testDatabases.slice(-1)) {
   t.test(`generated bad requests on ${database}`, async (t) => {
     const app = await buildTestApp(t, { database })
     const ops = operations(app)

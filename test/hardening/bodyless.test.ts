@@ -9,7 +9,9 @@ import { assertStillServing, databaseDigest, injectWithin } from './hostile.js'
 const json = { authorization: adminAuth, 'content-type': 'application/json' }
 const emptyBodies = ['', ' ', '\n', '\r\n\t ']
 
-for (const database of testDatabases) {
+// How a body is read does not depend on the database: one is enough, the last one (the server
+// when there is one: it starts faster).
+for (const database of testDatabases.slice(-1)) {
   t.test(`bodyless calls on ${database}`, async (t) => {
     const app = await buildTestApp(t, { database })
     const created = await injectWithin(app, {
@@ -52,7 +54,7 @@ for (const database of testDatabases) {
 }
 
 t.test('every answer says nosniff', async (t) => {
-  const app = await buildTestApp(t)
+  const app = await buildTestApp(t, { database: 'any' })
   const answers = await Promise.all([
     injectWithin(app, { url: '/health' }),
     injectWithin(app, { url: '/ready' }),

@@ -32,7 +32,7 @@ async function loosen (dir: string): Promise<void> {
 
 for (const database of testDatabases) {
   t.test(`an existing data directory is repaired on start (${database})`, async (t) => {
-    const db = await createTestDatabase(t, database)
+    const db = await createTestDatabase(t, database, { migrated: true })
     const dataDir = db.env.DATA_DIR as string
     await mkdir(path.join(dataDir, 'git', 'github', 'repo.git', 'objects'), { recursive: true })
     await writeFile(path.join(dataDir, 'git', 'github', 'repo.git', 'HEAD'), 'ref: refs/heads/main\n')

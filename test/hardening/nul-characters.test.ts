@@ -41,7 +41,9 @@ function probes (id: string, s: string): Probe[] {
   ]
 }
 
-for (const database of testDatabases) {
+// Refused while the request is validated, before the database is reached: one database is enough,
+// the last one (the server when there is one: it starts faster).
+for (const database of testDatabases.slice(-1)) {
   t.test(`NUL characters on ${database}`, async (t) => {
     const app = await buildTestApp(t, { database })
     const id = await createGroup(app)

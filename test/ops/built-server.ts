@@ -140,7 +140,9 @@ export interface BuiltServer {
 export async function startBuiltServer (dist: string, cwd: string, env: Record<string, string>): Promise<BuiltServer> {
   const child = spawn(process.execPath, [path.join(dist, 'server.js')], {
     cwd,
-    env: cleanEnv({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env }),
+    // As in test/helper.ts: a test machine that runs several test files at once stalls at times,
+    // which the service would answer with 503s (load shedding); no test here is about that.
+    env: cleanEnv({ HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', LOAD_SHEDDING_MAX_EVENT_LOOP_DELAY_MS: '0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe']
   })
   const lines: LogLine[] = []

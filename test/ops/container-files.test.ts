@@ -77,7 +77,7 @@ t.test('Dockerfile', async (t) => {
   t.match(probe?.[2], /\/health\b/)
 
   t.test('the HEALTHCHECK command', async (t) => {
-    const app = await buildTestApp(t)
+    const app = await buildTestApp(t, { database: 'any' })
     await app.listen({ port: 0, host: '127.0.0.1' })
     const port = (app.server.address() as AddressInfo).port
     const check = async (p: number): Promise<number> => await run(process.execPath, (probe ?? []).slice(1), { env: cleanEnv({ PORT: String(p) }) })

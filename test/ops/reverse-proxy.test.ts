@@ -41,7 +41,7 @@ if (!nginxInstalled()) {
   else t.plan(0, `skipped locally: ${missing}`)
 } else {
   t.test('under a path prefix behind nginx, with TRUST_PROXY=loopback', async (t) => {
-    const app = await buildTestApp(t, { env: { TRUST_PROXY: 'loopback' } })
+    const app = await buildTestApp(t, { database: 'any', env: { TRUST_PROXY: 'loopback' } })
     const proxy = await nginx(t, prefixed(await listen(app)))
 
     const health = await fetch(`${proxy.url}/netauto/health`)
@@ -65,7 +65,7 @@ if (!nginxInstalled()) {
   })
 
   t.test('without TRUST_PROXY the forwarded headers are ignored', async (t) => {
-    const app = await buildTestApp(t)
+    const app = await buildTestApp(t, { database: 'any' })
     const proxy = await nginx(t, prefixed(await listen(app)))
     const response = await fetch(`${proxy.url}/netauto/openapi.json`)
     t.equal(response.status, 200)
@@ -76,7 +76,7 @@ if (!nginxInstalled()) {
   t.test('deploy/nginx.conf in front of two instances sharing one database', async (t) => {
     // Two instances need a database server; on the embedded one a single instance stands for both.
     const kind = testDatabases.includes('postgres') ? 'postgres' : 'embedded'
-    const database = await createTestDatabase(t, kind)
+    const database = await createTestDatabase(t, kind, { migrated: true })
     const env = { TRUST_PROXY: 'loopback', LOG_LEVEL: 'info' }
     const logs = [captureLogs(), captureLogs()] as const
     const first = await buildTestApp(t, { database, env, logStream: logs[0] })

@@ -13,7 +13,7 @@ t.test('ismaintenance follows the bundle version and the override', async (t) =>
     [{ CONFIG_MANAGER_BUNDLE_VERSION: '2023.2.0', CONFIG_MANAGER_MAINTENANCE: 'true' }, 'true']
   ]
   for (const [env, expected] of cases) {
-    const app = await buildTestApp(t, { env })
+    const app = await buildTestApp(t, { database: 'any', env })
     const response = await app.inject({ url: route, headers: { authorization: adminAuth } })
     t.equal(response.statusCode, 200)
     t.equal(response.headers['content-type'], 'application/json; charset=utf-8')
@@ -23,7 +23,7 @@ t.test('ismaintenance follows the bundle version and the override', async (t) =>
 })
 
 t.test('health, readiness and the OpenAPI document', async (t) => {
-  const app = await buildTestApp(t, { env: { PUBLIC_URL: 'https://automation.example.com/api' } })
+  const app = await buildTestApp(t, { database: 'any', env: { PUBLIC_URL: 'https://automation.example.com/api' } })
   t.same((await app.inject({ url: '/health' })).json(), { status: 'ok' })
   t.same((await app.inject({ url: '/ready' })).json(), { status: 'ready' })
 
@@ -47,11 +47,11 @@ t.test('health, readiness and the OpenAPI document', async (t) => {
 
 t.test('behind a trusted proxy, the OpenAPI server follows X-Forwarded-*; untrusted, it is ignored', async (t) => {
   const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'automation.example.com', 'x-forwarded-prefix': '/netauto' }
-  const trusting = await buildTestApp(t, { env: { TRUST_PROXY: 'loopback' } })
+  const trusting = await buildTestApp(t, { database: 'any', env: { TRUST_PROXY: 'loopback' } })
   t.same((await trusting.inject({ url: '/openapi.json', headers: forwarded })).json().servers, [{ url: 'https://automation.example.com/netauto' }])
   const ui = await trusting.inject({ url: '/docs/json', headers: forwarded })
   t.same(ui.json().servers, [{ url: 'https://automation.example.com/netauto' }], 'Swagger UI gets the same')
 
-  const plain = await buildTestApp(t)
+  const plain = await buildTestApp(t, { database: 'any' })
   t.equal((await plain.inject({ url: '/openapi.json', headers: forwarded })).json().servers, undefined)
 })

@@ -7,7 +7,7 @@ const route = '/configuration_manager/ismaintenance'
 
 t.test('a client that keeps calling has its credentials re-verified beside its requests, never waiting', async (t) => {
   const ttl = 4000
-  const app = await buildTestApp(t, { env: { AUTH_CACHE_TTL_MS: String(ttl) } })
+  const app = await buildTestApp(t, { database: 'any', env: { AUTH_CACHE_TTL_MS: String(ttl) } })
   const auth = await createUser(app, { username: 'steady', roles: ['designer'] })
   // A slow users table: a request that had to check the password would take this long at least.
   const slowness = 600
@@ -44,7 +44,7 @@ const changesElsewhere: Array<[string, (app: Awaited<ReturnType<typeof buildTest
 for (const [change, apply] of changesElsewhere) {
   t.test(`a re-verification that fails drops the remembered credential before its end: ${change}`, async (t) => {
     const ttl = 3000
-    const app = await buildTestApp(t, { env: { AUTH_CACHE_TTL_MS: String(ttl) } })
+    const app = await buildTestApp(t, { database: 'any', env: { AUTH_CACHE_TTL_MS: String(ttl) } })
     const auth = await createUser(app, { username: 'leaver' })
     const call = async (): Promise<number> => (await app.inject({ url: route, headers: { authorization: auth } })).statusCode
     const remembered = Date.now()
@@ -64,7 +64,7 @@ for (const [change, apply] of changesElsewhere) {
 
 t.test('a password set again to the same value is checked in full in the background, and the credential kept', async (t) => {
   const ttl = 3000
-  const app = await buildTestApp(t, { env: { AUTH_CACHE_TTL_MS: String(ttl) } })
+  const app = await buildTestApp(t, { database: 'any', env: { AUTH_CACHE_TTL_MS: String(ttl) } })
   const auth = await createUser(app, { username: 'rehashed', password: 'the-same-password' })
   let lookups = 0
   const findForLogin = app.usersRepository.findForLogin.bind(app.usersRepository)

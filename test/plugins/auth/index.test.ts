@@ -72,7 +72,7 @@ for (const database of testDatabases) {
 }
 
 t.test('with the cache off every request verifies the password', async (t) => {
-  const app = await buildTestApp(t, { env: { AUTH_CACHE_TTL_MS: '0' } })
+  const app = await buildTestApp(t, { database: 'any', env: { AUTH_CACHE_TTL_MS: '0' } })
   const auth = await createUser(app, { username: 'ann' })
   t.equal((await app.inject({ url: route, headers: { authorization: auth } })).statusCode, 200)
   await app.db.query("UPDATE users SET disabled = true WHERE username = 'ann'")
@@ -92,7 +92,7 @@ t.test('a database outage during login is a 503, not a 401', async (t) => {
 })
 
 t.test('a failure of the password check that is not an outage is a 500, not a 401', async (t) => {
-  const app = await buildTestApp(t)
+  const app = await buildTestApp(t, { database: 'any' })
   const auth = await createUser(app, { username: 'unlucky' })
   app.usersRepository.findForLogin = async () => { throw new Error('unexpected') }
   const response = await app.inject({ url: route, headers: { authorization: auth } })
@@ -102,7 +102,7 @@ t.test('a failure of the password check that is not an outage is a 500, not a 40
 })
 
 t.test('concurrent requests with one new credential share a single password check', async (t) => {
-  const app = await buildTestApp(t)
+  const app = await buildTestApp(t, { database: 'any' })
   const auth = await createUser(app, { username: 'burst' })
   const { rows: before } = await app.db.query<{ n: number }>('SELECT count(*)::int AS n FROM users')
   t.equal(before[0]?.n, 2)

@@ -5,7 +5,7 @@ import { HttpError } from '../../../lib/http/errors.js'
 import { adminAuth, buildTestApp } from '../../helper.js'
 
 t.test('one error shape for every failure of the service', async (t) => {
-  const app = await buildTestApp(t, { env: { BODY_LIMIT: '2048' } })
+  const app = await buildTestApp(t, { database: 'any', env: { BODY_LIMIT: '2048' } })
 
   const malformed = await app.inject({
     method: 'POST', url: '/users', headers: { authorization: adminAuth, 'content-type': 'application/json' }, payload: '{"username": '

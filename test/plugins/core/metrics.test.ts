@@ -4,7 +4,7 @@ import { adminAuth, basic, buildTestApp, createUser } from '../../helper.js'
 const route = '/configuration_manager/ismaintenance'
 
 t.test('GET /metrics: Prometheus text with requests by route and status, and the database pool', async (t) => {
-  const app = await buildTestApp(t)
+  const app = await buildTestApp(t, { database: 'any' })
   await app.inject({ url: route, headers: { authorization: adminAuth } })
   await app.inject({ url: route })
   await app.inject({ url: '/users/admin', headers: { authorization: adminAuth } })
@@ -20,13 +20,13 @@ t.test('GET /metrics: Prometheus text with requests by route and status, and the
   t.match(response.body, /db_pool_connections\{state="total"\} \d+/)
   t.match(response.body, /process_cpu_seconds_total/)
 
-  const second = await buildTestApp(t)
+  const second = await buildTestApp(t, { database: 'any' })
   const other = await second.inject({ url: '/metrics' })
   t.notMatch(other.body, /status_code="401"/, 'each instance has its own series')
 })
 
 t.test('METRICS_AUTH=true puts /metrics behind admin credentials', async (t) => {
-  const app = await buildTestApp(t, { env: { METRICS_AUTH: 'true' } })
+  const app = await buildTestApp(t, { database: 'any', env: { METRICS_AUTH: 'true' } })
   t.equal((await app.inject({ url: '/metrics' })).statusCode, 401)
   const reader = await createUser(app, { username: 'reader' })
   t.equal((await app.inject({ url: '/metrics', headers: { authorization: reader } })).statusCode, 403)
@@ -34,7 +34,7 @@ t.test('METRICS_AUTH=true puts /metrics behind admin credentials', async (t) => 
 })
 
 t.test('failed logins are limited per address and username; successes are not slowed', async (t) => {
-  const app = await buildTestApp(t, { env: { LOGIN_FAILURES_MAX: '3', LOGIN_FAILURES_WINDOW_MS: '60000' } })
+  const app = await buildTestApp(t, { database: 'any', env: { LOGIN_FAILURES_MAX: '3', LOGIN_FAILURES_WINDOW_MS: '60000' } })
   const ann = await createUser(app, { username: 'ann' })
   t.equal((await app.inject({ url: route, headers: { authorization: ann } })).statusCode, 200, 'ann logs in first')
 
@@ -58,7 +58,7 @@ t.test('failed logins are limited per address and username; successes are not sl
 })
 
 t.test('under pressure the service sheds load with 503 and Retry-After; liveness still answers', async (t) => {
-  const app = await buildTestApp(t, { env: { LOAD_SHEDDING_MAX_HEAP_BYTES: '1', LOAD_SHEDDING_RETRY_AFTER_S: '7' } })
+  const app = await buildTestApp(t, { database: 'any', env: { LOAD_SHEDDING_MAX_HEAP_BYTES: '1', LOAD_SHEDDING_RETRY_AFTER_S: '7' } })
   // under-pressure samples memory on a timer; wait for a sample above the (tiny) bound.
   let response = await app.inject({ url: route, headers: { authorization: adminAuth } })
   for (let i = 0; i < 50 && response.statusCode !== 503; i++) {
@@ -82,6 +82,7 @@ t.test('/metrics carries Git initialization durations and each orchestrator adap
   t.teardown(async () => { await nso.close() })
   await gitServer.createRepo('netops/metrics')
   const app = await buildTestApp(t, {
+    database: 'any',
     env: { GIT_PROVIDERS: JSON.stringify({ Local: { url: gitServer.url, username: 'git-user', token: 'git-token' } }) }
   })
   const headers = { authorization: adminAuth }

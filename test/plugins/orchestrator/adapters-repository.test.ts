@@ -14,7 +14,7 @@ const relay = async (app: TestApp, id = 'nso') => await app.inject({ method: 'PO
 
 t.test('without ORCHESTRATOR_SECRET_KEY a key file is made once under DATA_DIR, readable by the owner only', async (t) => {
   const nso = await startNso(t)
-  const database = await createTestDatabase(t)
+  const database = await createTestDatabase(t, 'embedded', { migrated: true })
   const keyFile = path.join(database.env.DATA_DIR as string, KEY_FILE)
   const first = await buildTestApp(t, { database })
   await t.rejects(stat(keyFile), { code: 'ENOENT' }, 'not made before it is needed')
@@ -34,7 +34,7 @@ t.test('without ORCHESTRATOR_SECRET_KEY a key file is made once under DATA_DIR, 
 
 t.test('with ORCHESTRATOR_SECRET_KEY no file is made; another key cannot read the password and nothing goes upstream', async (t) => {
   const nso = await startNso(t)
-  const database = await createTestDatabase(t)
+  const database = await createTestDatabase(t, 'embedded', { migrated: true })
   const first = await buildTestApp(t, { database, env: { ORCHESTRATOR_SECRET_KEY: KEY_A } })
   t.equal((await createAdapter(first, nsoAdapter('nso', nso))).statusCode, 200)
   t.equal((await relay(first)).statusCode, 200)
@@ -55,7 +55,7 @@ t.test('with ORCHESTRATOR_SECRET_KEY no file is made; another key cannot read th
 t.test('passwords never reach the log', async (t) => {
   const nso = await startNso(t, { password: 'Upstream-Pa55-Secret' })
   const logs = captureLogs()
-  const app = await buildTestApp(t, { env: { LOG_LEVEL: 'trace' }, logStream: logs })
+  const app = await buildTestApp(t, { database: 'any', env: { LOG_LEVEL: 'trace' }, logStream: logs })
 
   t.equal((await createAdapter(app, nsoAdapter('nso', nso))).statusCode, 200)
   const bad = await app.inject({
@@ -89,7 +89,7 @@ for (const database of testDatabases.filter((kind) => kind === 'postgres')) {
   t.test(`instances sharing ${database} see each other's changes within the cache TTL`, async (t) => {
     const first = await startNso(t)
     const second = await startNso(t)
-    const shared: TestDatabase = await createTestDatabase(t, database)
+    const shared: TestDatabase = await createTestDatabase(t, database, { migrated: true })
     const env = { ORCHESTRATOR_SECRET_KEY: KEY_A }
     const writer = await buildTestApp(t, { database: shared, env })
     const eager = await buildTestApp(t, { database: shared, env: { ...env, ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: '0' } })

@@ -171,7 +171,7 @@ t.test('after close() calls are refused with 503 and no pool is built', async (t
 
 t.test('the app closes its pools on shutdown', async (t) => {
   const nso = await startNso(t)
-  const app = await buildTestApp(t)
+  const app = await buildTestApp(t, { database: 'any' })
   await createAdapter(app, nsoAdapter('nso', nso))
   const relayed = await app.inject({
     method: 'POST',
@@ -231,7 +231,7 @@ t.test('an idle pool closes (its sockets with it) and opens again on the next ca
 
 t.test('ORCHESTRATOR_POOL_IDLE_MS closes the pools of the app', async (t) => {
   const nso = await startNso(t)
-  const app = await buildTestApp(t, { env: { ORCHESTRATOR_POOL_IDLE_MS: '100' } })
+  const app = await buildTestApp(t, { database: 'any', env: { ORCHESTRATOR_POOL_IDLE_MS: '100' } })
   await createAdapter(app, nsoAdapter('nso', nso))
   const relay = async () => await app.inject({
     method: 'POST',
@@ -268,7 +268,7 @@ t.test('TLS: verified by default, a CA bundle per adapter, verification can be t
   t.teardown(async () => { server.closeAllConnections(); await new Promise((resolve) => server.close(resolve)) })
   const baseUrl = `https://127.0.0.1:${(server.address() as AddressInfo).port}`
 
-  const app = await buildTestApp(t)
+  const app = await buildTestApp(t, { database: 'any' })
   const headers = { authorization: adminAuth }
   const relay = async (id: string) => await app.inject({
     method: 'POST', url: `/orchestrator_manager/restQuery/${id}`, headers, payload: { params: { path: GET.path, accept: GET.accept } }

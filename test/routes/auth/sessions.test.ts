@@ -25,7 +25,7 @@ for (const database of testDatabases) {
     })
 
     t.test('behind HTTPS (a trusted proxy says so) the cookie is Secure', async (t) => {
-      const secure = await buildTestApp(t, { database, env: { TRUST_PROXY: '127.0.0.1' } })
+      const secure = await buildTestApp(t, { database: 'any', env: { TRUST_PROXY: '127.0.0.1' } })
       const response = await secure.inject({ method: 'POST', url: '/login', headers: { 'x-forwarded-proto': 'https' }, payload: { user: ADMIN } })
       t.equal(response.statusCode, 200)
       t.match(String(response.headers['set-cookie']), /; Secure/)
@@ -123,7 +123,7 @@ for (const database of testDatabases) {
 
     t.test('a token never appears in a log line (LOG_LEVEL info)', async (t) => {
       const logs = captureLogs()
-      const logged = await buildTestApp(t, { database: await createTestDatabase(t, database), env: { LOG_LEVEL: 'info' }, logStream: logs })
+      const logged = await buildTestApp(t, { database: await createTestDatabase(t, 'any', { migrated: true }), env: { LOG_LEVEL: 'info' }, logStream: logs })
       const { token } = await login(logged)
       await logged.inject({ url: `${MAINTENANCE}?token=${token}` })
       await logged.inject({ url: `/studio/component-groups?limit=5&token=${token}` })

@@ -427,7 +427,7 @@ t.test('an oversized provider answer is a 502, read no further than the limit', 
   await once(huge, 'listening')
   t.teardown(() => { huge.closeAllConnections(); huge.close() })
   const url = `http://127.0.0.1:${(huge.address() as AddressInfo).port}`
-  const small = await buildTestApp(t, { env: { GIT_PROVIDERS: JSON.stringify({ GitHub: { url } }), GIT_MAX_RESPONSE_BYTES: String(1024 * 1024) } })
+  const small = await buildTestApp(t, { database: 'any', env: { GIT_PROVIDERS: JSON.stringify({ GitHub: { url } }), GIT_MAX_RESPONSE_BYTES: String(1024 * 1024) } })
   const heapBefore = process.memoryUsage().heapUsed
   for (const repo of ['big/streamed', 'big/declared']) {
     const res = await small.inject({ method: 'GET', url: branchesUrl(repo), headers: { authorization: adminAuth } })

@@ -44,9 +44,12 @@ function requestsSince (from: number): string[] {
   })
 }
 
-/** The service with GitHub pointing at the fixture (and credentials for it), unless `env` says otherwise. */
+/**
+ * The service with GitHub pointing at the fixture (and credentials for it), unless `env` says
+ * otherwise; on either database (what Git does is the same on both) unless `database` says which.
+ */
 async function gitApp (t: Test, options: { database?: TestDatabase, env?: Record<string, string>, logStream?: ReturnType<typeof captureLogs> } = {}): Promise<TestApp> {
-  return await buildTestApp(t, { database: options.database, env: { GIT_PROVIDERS: providersJson(), ...options.env }, logStream: options.logStream })
+  return await buildTestApp(t, { database: options.database ?? 'any', env: { GIT_PROVIDERS: providersJson(), ...options.env }, logStream: options.logStream })
 }
 
 /** A commit made elsewhere (the git CLI in a clone of its own), as another writer would. */
@@ -102,7 +105,7 @@ async function racingProvider (t: Test, beforePush: () => Promise<'forward' | nu
   return `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
 }
 
-const app = await gitApp(t)
+const app = await gitApp(t, { database: await createTestDatabase(t, 'embedded', { migrated: true }) })
 const ann = await createUser(app, { username: 'ann', roles: ['designer'], email: 'ann@example.com' })
 
 t.test('initializes a project: the file, the commit, the response, and no clone the second time', async (t) => {
@@ -604,7 +607,7 @@ for (const database of testDatabases) {
   t.test(`concurrent initializations on one branch all land, in a linear history (${database})`, async (t) => {
     const repo = `netops/busy-${database}`
     await server.makeLargeRepo(repo, { files: 200, commits: 3 })
-    const db = await createTestDatabase(t, database)
+    const db = await createTestDatabase(t, database, { migrated: true })
     const instances = [await gitApp(t, { database: db })]
     // On a server database, a second instance with its own cache: the advisory lock spans both.
     if (database === 'postgres') {
@@ -643,7 +646,7 @@ t.test('the route is in the OpenAPI document', async (t) => {
 })
 
 t.test('GIT_PROVIDERS reaches the service: a configured provider replaces the default of the same name', async (t) => {
-  const own = await buildTestApp(t, { env: { GIT_PROVIDERS: JSON.stringify({ github: { url: server.url, token: TOKEN, username: USER }, Internal: { url: 'https://git.example.com/' } }) } })
+  const own = await buildTestApp(t, { database: 'any', env: { GIT_PROVIDERS: JSON.stringify({ github: { url: server.url, token: TOKEN, username: USER }, Internal: { url: 'https://git.example.com/' } }) } })
   t.same([...own.git.providers.values()].map((p) => p.name).sort(), ['GitLab', 'Internal', 'github'])
   t.equal(own.git.provider('GITHUB')?.url, server.url)
   t.equal(own.git.provider('internal')?.url, 'https://git.example.com')

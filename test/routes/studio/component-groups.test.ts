@@ -415,7 +415,7 @@ for (const database of testDatabases) {
     })
 
     t.test('edit links use PUBLIC_URL when set', async (t) => {
-      const withUrl = await buildTestApp(t, { database, env: { PUBLIC_URL: 'https://automation.example.com/api/' } })
+      const withUrl = await buildTestApp(t, { database: 'any', env: { PUBLIC_URL: 'https://automation.example.com/api/' } })
       const created = await withUrl.inject({ method: 'POST', url: BASE, headers: { authorization: adminAuth }, payload: { componentGroup: { name: 'Linked', gbacRead: [], members: [] } } })
       const id: string = created.json().created._id
       t.equal(created.json().edit, `https://automation.example.com/api/studio/#/edit?tab=0&component-group=${id}`)
@@ -426,7 +426,7 @@ for (const database of testDatabases) {
 
   t.test(`no lost update under concurrency on ${database}`, async (t) => {
     // On the server, two instances share the database, so the guarantee cannot come from one process.
-    const shared = await createTestDatabase(t, database)
+    const shared = await createTestDatabase(t, database, { migrated: true })
     const first = await buildTestApp(t, { database: shared })
     const second = database === 'postgres' ? await buildTestApp(t, { database: shared }) : first
     const instances = [first, second]
@@ -490,7 +490,7 @@ if (testDatabases.includes('postgres')) {
 }
 
 t.test('every component-group route is in the OpenAPI document with its schemas', async (t) => {
-  const app = await buildTestApp(t)
+  const app = await buildTestApp(t, { database: 'any' })
   const doc = (await app.inject({ url: '/openapi.json' })).json()
   const routes: Array<[string, string, number[]]> = [
     ['/studio/component-groups', 'get', [200, 400, 401]],

@@ -1,3 +1,5 @@
+// Replaces tap's ts-node plugin, which loads the compiler (about 2.5 s of CPU) into every test
+// process and worker thread: see docs/decisions.md, "TypeScript compiled once".
 // Module hooks (node:module register) that run the TypeScript sources and tests: `./x.js`
 // resolves to `./x.ts` when only that exists, and a .ts file is transpiled file by file as
 // ts-node's transpile-only mode does (the same compiler and output, so coverage counts the

@@ -68,11 +68,14 @@ for (const database of testDatabases) {
 
     t.test('any look-alike of a created id is refused, never created', async (t) => {
       const created = new Set(await ids(app))
+      // An id whose folded key an earlier run already took is itself a look-alike: not a new original.
+      const taken = new Set([...created].map(foldAdapterId))
       await fc.assert(fc.asyncProperty(adapterIdArb.chain((id) => fc.tuple(fc.constant(id), lookAlikeOf(id))), async ([id, alike]) => {
-        fc.pre(!created.has(id) && foldAdapterId(id) !== foldAdapterId('Local NSO') && foldAdapterId(id) !== foldAdapterId('NSO Zürich'))
+        fc.pre(!taken.has(foldAdapterId(id)))
         const first = await inject(app, 'POST', URL_BASE, nsoAdapter(id, nso))
         if (first.statusCode !== 200) throw new Error(`${JSON.stringify(id)}: ${first.statusCode} ${first.body}`)
         created.add(id)
+        taken.add(foldAdapterId(id))
         const second = await inject(app, 'POST', URL_BASE, nsoAdapter(alike, nso))
         // 400: the look-alike breaks the id rule itself (a full-width '-', a no-break space).
         if (second.statusCode !== 409 && second.statusCode !== 400) {

@@ -1,6 +1,7 @@
 // Git scenarios: initializing a project through the service with a cold cache (a first fetch of a
 // large repository) and with a warm one, each against the git CLI doing the same work from nothing
 // (clone --depth 1, write, commit, push), in one run against one local git http-backend.
+// Long because the scenarios share the repositories and the server they make.
 import git from 'isomorphic-git'
 import fs from 'node:fs'
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'

@@ -1,3 +1,5 @@
+// Component groups through the HTTP API: create, read, replace, delete, versions, GBAC and concurrency.
+// Long: every operation of the one resource, with the helpers and set-ups its cases share.
 import t from 'tap'
 import pg from 'pg'
 import { adminAuth, buildTestApp, createTestDatabase, createUser, testDatabases, type TestApp } from '../../helper.js'

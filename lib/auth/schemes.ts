@@ -1,7 +1,5 @@
 // How credentials travel over HTTP: the realm and challenges, the session cookie, and the OpenAPI
 // security schemes that say so.
-import { HttpError } from '../http/errors.js'
-
 export const REALM = 'netauto'
 /** The cookie that carries a session token (the platform's clients read and send this name). */
 export const TOKEN_COOKIE = 'token'
@@ -11,9 +9,3 @@ export const TOKEN_CHALLENGE = `${BASIC_CHALLENGE}, Bearer realm="${REALM}", err
 
 /** The OpenAPI security requirement of every authenticated route: any one of these. */
 export const SECURITY: Array<Record<string, string[]>> = [{ basicAuth: [] }, { bearerAuth: [] }, { cookieAuth: [] }, { queryToken: [] }]
-
-/** The seconds an error says to wait before retrying (429, 503), for a Retry-After header. */
-export function retryAfterOf (err: unknown): number | undefined {
-  const retryAfter = err instanceof HttpError ? err.details?.retryAfter : undefined
-  return typeof retryAfter === 'number' ? retryAfter : undefined
-}

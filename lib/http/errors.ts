@@ -62,6 +62,12 @@ export interface CatalogErrorConstructor<Args extends unknown[]> {
   new (...args: Args | [...Args, { cause: unknown }]): CatalogError
 }
 
+/** The seconds an error says to wait before retrying (its `retryAfter` field), for a Retry-After header. */
+export function retryAfterOf (err: unknown): number | undefined {
+  const retryAfter = err instanceof HttpError ? err.details?.retryAfter : undefined
+  return typeof retryAfter === 'number' ? retryAfter : undefined
+}
+
 /** `err` with fields added to its body (a relayed upstream answer, a retry delay). */
 export function withDetails<E extends Error> (err: E, details: Record<string, unknown>): E {
   (err as E & { details?: Record<string, unknown> }).details = details

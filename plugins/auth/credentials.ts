@@ -5,7 +5,7 @@ import { CredentialCache, recheckVerdict } from '../../lib/auth/credential-cache
 import { QueueFull } from '../../lib/auth/check-queue.js'
 import { isWellFormedToken, tokenDigest } from '../../lib/auth/tokens.js'
 import { toAuthUser, type AuthUser, type RequestAuth } from '../../lib/auth/roles.js'
-import { BASIC_CHALLENGE, TOKEN_CHALLENGE, TOKEN_COOKIE, retryAfterOf } from '../../lib/auth/schemes.js'
+import { BASIC_CHALLENGE, TOKEN_CHALLENGE, TOKEN_COOKIE } from '../../lib/auth/schemes.js'
 import { CredentialCheckFailed, InvalidCredentials } from '../../lib/auth/errors.js'
 import { HttpError, databaseUnavailable, isDatabaseUnavailable } from '../../lib/http/errors.js'
 import type { AuthMethod } from '../../schemas/auth.js'
@@ -184,11 +184,7 @@ export async function credentials (fastify: FastifyInstance, users: UsersReposit
         }
       }
     } catch (err) {
-      if (err instanceof HttpError) {
-        const retryAfter = retryAfterOf(err)
-        if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter))
-        throw err
-      }
+      if (err instanceof HttpError) throw err
       throw isDatabaseUnavailable(err) ? databaseUnavailable(err) : err
     }
     if (known === undefined) {

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { RouteNotFound, toErrorBody } from '../../lib/http/errors.js'
+import { RouteNotFound, retryAfterOf, toErrorBody } from '../../lib/http/errors.js'
 import { ErrorResponse } from '../../schemas/common.js'
 
 /** One error shape for every failure, unknown routes included; 5xx are logged, never echoed. */
@@ -8,6 +8,10 @@ export default fp(async (fastify) => {
   fastify.addSchema(ErrorResponse)
   fastify.setErrorHandler(async (err, request, reply) => {
     const body = toErrorBody(err)
+    // An error that says when to retry (a throttled login, a full queue, busy providers) says it
+    // in the header too.
+    const retryAfter = retryAfterOf(err)
+    if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter))
     if (body.statusCode >= 500) request.log.error({ err }, 'request failed')
     else request.log.info({ statusCode: body.statusCode, code: body.code, reason: body.message }, 'request refused')
     return await reply.code(body.statusCode).send(body)

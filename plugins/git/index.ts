@@ -3,7 +3,7 @@ import { Histogram } from 'prom-client'
 import { Agent } from 'undici'
 import { findProvider, type GitProvider, type GitProviders } from '../../lib/git/providers.js'
 import { ProviderBusy } from '../../lib/git/errors.js'
-import { HttpError, withDetails } from '../../lib/http/errors.js'
+import { withDetails } from '../../lib/http/errors.js'
 import { ProviderSlots } from '../../lib/git/provider-slots.js'
 import type { SpecialPath } from '../../lib/git/paths.js'
 import { gitCaches } from './cache.js'
@@ -122,10 +122,5 @@ export default fp(async (fastify) => {
     credentials
   }
   fastify.decorate('git', service)
-  // The refusal says when to retry; onError runs before the error handler writes the answer.
-  fastify.addHook('onError', async (_request, reply, err) => {
-    const retryAfter = err instanceof HttpError && err.code === 'GIT_PROVIDER_BUSY' ? err.details?.retryAfter : undefined
-    if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter))
-  })
   fastify.addHook('onClose', async () => { await dispatcher.close() })
 }, { name: 'git', dependencies: ['config', 'database', 'metrics', 'secrets'] })

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Static } from '@sinclair/typebox'
 import formbody from '@fastify/formbody'
-import type { FastifyReply } from 'fastify'
 import { parseBasicAuthorization } from '../../lib/auth/basic-auth-header.js'
 import { CLIENT_ID_PATTERN, sameDigest, tokenDigest } from '../../lib/auth/tokens.js'
-import { BASIC_CHALLENGE, TOKEN_COOKIE, retryAfterOf } from '../../lib/auth/schemes.js'
+import { BASIC_CHALLENGE, TOKEN_COOKIE } from '../../lib/auth/schemes.js'
+import { retryAfterOf } from '../../lib/http/errors.js'
 import {
   LoginFailed, OAuthClientAuthenticatedTwice, OAuthClientAuthMissing, OAuthClientAuthNotBasic, OAuthClientIdMismatch,
   OAuthClientUserDisabled, OAuthGrantTypeMissing, OAuthInvalidClient, OAuthInvalidScope, OAuthUnsupportedGrantType, oauthErrorName
@@ -13,13 +13,6 @@ import { errorResponses } from '../../schemas/common.js'
 import { LoginBody, OAuthError, SessionToken, TokenRequest, TokenResponse } from '../../schemas/auth.js'
 
 const CLIENT_ID = new RegExp(CLIENT_ID_PATTERN)
-
-/** Sets Retry-After from an HttpError that says how long to wait (429, 503), and gives it back. */
-function withRetryAfter (reply: FastifyReply, err: unknown): unknown {
-  const retryAfter = retryAfterOf(err)
-  if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter))
-  return err
-}
 
 /** Decodes a client id or secret sent as HTTP Basic (RFC 6749 2.3.1: form-urlencoded first). */
 function formDecoded (value: string): string | undefined {
@@ -46,7 +39,7 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request, reply) => {
     const { username, password } = request.body.user
-    const user = await fastify.checkPassword(request.ip, username, password).catch((err: unknown) => { throw withRetryAfter(reply, err) })
+    const user = await fastify.checkPassword(request.ip, username, password)
     if (user === undefined) throw new LoginFailed()
     const { token } = await sessions.create(user.username, SESSION_TTL_S)
     void reply.setCookie(TOKEN_COOKIE, token, {
@@ -68,7 +61,9 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
       void reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
     })
     oauth.setErrorHandler(async (err, request, reply) => {
-      withRetryAfter(reply, err)
+      // Its own error handler: the one that sets Retry-After for every other route does not run here.
+      const retryAfter = retryAfterOf(err)
+      if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter))
       const { statusCode, message } = err as { statusCode?: unknown, message?: unknown }
       const error = oauthErrorName(err)
       if (error !== undefined && typeof statusCode === 'number') {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { HttpError, toErrorBody } from '../../../lib/http/errors.js'
 import { InvalidCredentials, LastAdmin, UserNotFound, loginBusy, oauthErrorName, OAuthInvalidClient, RoleRequired, tooManyFailedLogins } from '../../../lib/auth/errors.js'
-import { retryAfterOf } from '../../../lib/auth/schemes.js'
+import { retryAfterOf } from '../../../lib/http/errors.js'
 
 t.test('the errors of logging in and users answer in the one error shape', async (t) => {
   t.same(toErrorBody(new InvalidCredentials()), { statusCode: 401, error: 'Unauthorized', message: 'Missing or invalid credentials', code: 'INVALID_CREDENTIALS' })

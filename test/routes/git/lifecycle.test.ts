@@ -388,7 +388,10 @@ for (const database of testDatabases.filter((d) => d === 'postgres')) {
     await server.createRepo(repo, { files })
     const db = await createTestDatabase(t, database)
     const one = await buildTestApp(t, { database: db, env })
-    const two = await buildTestApp(t, { database: db, env })
+    // Each instance has its own DATA_DIR, as docs/deploying.md asks: the clone cache is per instance.
+    const otherDataDir = await mkdtemp(path.join(os.tmpdir(), 'second-instance-'))
+    t.teardown(async () => { await rm(otherDataDir, { recursive: true, force: true }) })
+    const two = await buildTestApp(t, { database: db, env: { ...env, DATA_DIR: otherDataDir } })
     const apps: TestApp[] = [one, two]
     const before = await tip(repo)
     const results = await Promise.all(Object.keys(files).map(async (file, i) => await (apps[i % 2] as TestApp).inject({

@@ -2,7 +2,7 @@
 # test/ops/production-install.test.ts runs the same steps without Docker.
 
 # Build stage: every dependency, TypeScript compiled to dist/ (migrations copied beside it).
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -10,7 +10,7 @@ COPY . .
 RUN npm run build
 
 # Runtime stage: the same Node major, production dependencies only, no compiler, no tests.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \

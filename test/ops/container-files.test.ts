@@ -44,8 +44,11 @@ t.test('Dockerfile', async (t) => {
   const image = (build?.ins.args ?? '').split(/\s+/)[0] ?? ''
   t.equal(runtime?.ins.args, image, 'the runtime stage is on the same Node image')
   const engines = /^>=(\d+)\.(\d+)/.exec(packageJson.engines.node)
-  const major = /^node:(\d+)-/.exec(image)
-  t.equal(major?.[1], engines?.[1], `the image's Node major is the one package.json asks for (${packageJson.engines.node})`)
+  const major = /^node:(\d+)-bookworm-slim$/.exec(image)?.[1]
+  t.ok(Number(major) >= Number(engines?.[1]), `the image's Node (${image}) is one package.json allows (${packageJson.engines.node})`)
+  t.equal((await read('.nvmrc')).trim(), major, '.nvmrc names the image\'s Node major')
+  const ci = await read('.ci/run')
+  t.ok(ci.includes('.nvmrc') && ci.includes('node@'), 'CI brings the Node major of .nvmrc from the npm registry and tests on it')
 
   const buildStage = all.slice((build?.i ?? 0) + 1, runtime?.i)
   const runtimeStage = all.slice((runtime?.i ?? 0) + 1)

@@ -4,7 +4,6 @@ import { Group } from './users.js'
 import { CLIENT_ID_PATTERN } from '../lib/auth/tokens.js'
 import { listQuerySchema, pageSchema, type ListSpec } from '../lib/lists/list-query.js'
 
-
 /** POST /login, as the platform's clients send it. */
 export const LoginBody = Type.Object({
   user: Type.Object({

@@ -20,4 +20,3 @@ CREATE INDEX oauth_clients_name ON oauth_clients (name, client_id);
 ALTER TABLE sessions ALTER COLUMN username DROP NOT NULL;
 UPDATE sessions SET username = NULL WHERE client_id IS NOT NULL;
 ALTER TABLE sessions ADD CONSTRAINT sessions_one_principal CHECK ((username IS NULL) <> (client_id IS NULL));
-CREATE INDEX sessions_client_id_created ON sessions (client_id, created_at) WHERE client_id IS NOT NULL;

@@ -73,11 +73,14 @@ export function sessionsRepository (db: Db) {
            VALUES ($1, $2, $3, now() + make_interval(secs => $4))
            RETURNING expires_at`,
           [tokenDigest(token), username, clientId, ttlS])
+        // The sessions of one owner: a user's login sessions, or one service account's tokens
+        // (an index on either column; IS NOT DISTINCT FROM would use neither).
+        const [owner, key] = clientId === null ? ['username = $1 AND client_id IS NULL', username] : ['client_id = $1', clientId]
         await tx.query(
           `DELETE FROM sessions WHERE token_digest IN (
-             SELECT token_digest FROM sessions WHERE username IS NOT DISTINCT FROM $1 AND client_id IS NOT DISTINCT FROM $2
-             ORDER BY created_at DESC, token_digest OFFSET $3)`,
-          [username, clientId, MAX_SESSIONS])
+             SELECT token_digest FROM sessions WHERE ${owner}
+             ORDER BY created_at DESC, token_digest OFFSET $2)`,
+          [key, MAX_SESSIONS])
         return rows[0]?.expires_at.getTime()
       })
       // Expired rows of anyone are removed as new ones come. Rows another transaction holds are

@@ -56,7 +56,7 @@ const serviceAccounts: FastifyPluginAsyncTypebox = async (fastify) => {
     config,
     schema: {
       summary: 'Change a service account (name, description, roles, groups); absent fields stay as they are',
-      description: 'The platform\'s body, `{updates: {...}}`. New roles and groups hold for its tokens within AUTH_CACHE_TTL_MS on every instance.',
+      description: 'The platform\'s body, `{updates: {...}}`. New roles and groups hold for its tokens within TOKEN_CACHE_TTL_MS on every instance.',
       tags,
       params: ServiceAccountParams,
       body: ServiceAccountUpdate,

@@ -38,6 +38,26 @@ for (const database of testDatabases) {
       t.equal((await app.inject({ method: 'PATCH', url: `/oauth/serviceAccounts/${client.client_id}`, headers: { authorization: adminAuth }, payload: { updates: {} } })).statusCode, 400, 'an empty update')
     })
 
+    t.test('hostile create and update bodies: a 400 naming the field or a change, never a 500', async (t) => {
+      const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.constantFrom('', 'x'.repeat(1001), '\u0000', 'admin'))
+      const value = fc.oneof(text, fc.integer(), fc.constant(null), fc.array(text, { maxLength: 3 }), fc.dictionary(text, text, { maxKeys: 2 }))
+      const fields = fc.dictionary(fc.constantFrom('name', 'description', 'roles', 'groups', '__proto__', 'constructor', 'username'), value, { maxKeys: 4 })
+      const body = fc.oneof(fields.map((f) => ({ accountData: f })), fields.map((f) => ({ updates: f })), value)
+      await fc.assert(fc.asyncProperty(body, fc.boolean(), async (payload, create) => {
+        const response = await app.inject({
+          method: create ? 'POST' : 'PATCH',
+          url: create ? '/oauth/serviceAccounts' : `/oauth/serviceAccounts/${client.client_id}`,
+          headers: { authorization: adminAuth, 'content-type': 'application/json' },
+          payload: JSON.stringify(payload)
+        })
+        if (response.statusCode === 200) return true
+        return response.statusCode === 400 && typeof response.json().message === 'string'
+      }), { numRuns: 150 })
+      // Put the account back as the following tests expect it.
+      const reset = await app.inject({ method: 'PATCH', url: `/oauth/serviceAccounts/${client.client_id}`, headers: { authorization: adminAuth }, payload: { updates: { name: 'robot', description: 'ci', roles: ['designer'], groups: ['net'] } } })
+      t.equal(reset.statusCode, 200, reset.body)
+    })
+
     t.test('a form body gets a Bearer token, with Cache-Control: no-store, that carries the account\'s roles and groups', async (t) => {
       const response = await app.inject({ method: 'POST', url: '/oauth/token', headers: FORM, payload: form({ grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret }) })
       t.equal(response.statusCode, 200, response.body)

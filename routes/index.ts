@@ -5,7 +5,7 @@ import { requireAuthentication } from '../plugins/auth/index.js'
 import healthRoutes from './health.js'
 import loginRoutes from './auth/login.js'
 import sessionRoutes from './auth/session.js'
-import oauthClientRoutes from './auth/oauth-clients.js'
+import serviceAccountRoutes from './auth/service-accounts.js'
 import usersRoutes from './users/index.js'
 import configurationManagerRoutes from './configuration_manager/index.js'
 import studioRoutes from './studio/component-groups.js'
@@ -23,7 +23,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     requireAuthentication(api)
     await api.register(usersRoutes, { prefix: '/users' })
     await api.register(sessionRoutes)
-    await api.register(oauthClientRoutes, { prefix: '/oauth/clients' })
+    await api.register(serviceAccountRoutes, { prefix: '/oauth/serviceAccounts' })
     await api.register(configurationManagerRoutes, { prefix: '/configuration_manager' })
     await api.register(studioRoutes, { prefix: '/studio/component-groups' })
     await api.register(gitProjectsRoutes, { prefix: '/git' })

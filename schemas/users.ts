@@ -5,7 +5,7 @@ import { listQuerySchema, pageSchema, type ListSpec } from '../lib/lists/list-qu
 const Username = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$' })
 // Write-only: accepted in requests, never present in a response schema.
 const Password = Type.String({ minLength: 8, maxLength: 256, writeOnly: true })
-const Group = Type.String({ minLength: 1, maxLength: 128 })
+export const Group = Type.String({ minLength: 1, maxLength: 128 })
 const Email = Type.Union([Type.String({ maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$' }), Type.Null()])
 
 export const User = Type.Object({

@@ -1,4 +1,4 @@
-// The errors of logging in, users and OAuth clients: each code once, with its status and message.
+// The errors of logging in, users and service accounts: each code once, with its status and message.
 import { defineError, withDetails, type CatalogError, type CatalogErrorConstructor } from '../http/errors.js'
 
 // Logging in
@@ -42,10 +42,9 @@ export const OAuthUnsupportedGrantType = defineOAuthError('OAUTH_UNSUPPORTED_GRA
 export const OAuthClientAuthenticatedTwice = defineOAuthError('OAUTH_CLIENT_AUTHENTICATED_TWICE', 'invalid_request', 'The client authenticated twice (HTTP Basic and client_secret in the body)', 400)
 export const OAuthClientIdMismatch = defineOAuthError('OAUTH_CLIENT_ID_MISMATCH', 'invalid_request', 'client_id in the body differs from the authenticated client', 400)
 export const OAuthInvalidScope = defineOAuthError('OAUTH_INVALID_SCOPE', 'invalid_scope', 'This service defines no scopes: a token carries its user\'s roles', 400)
-export const OAuthClientUserDisabled = defineOAuthError('OAUTH_CLIENT_USER_DISABLED', 'unauthorized_client', 'The client\'s user is disabled', 400)
 
-// OAuth clients
-export const OAuthClientNotFound = defineError<[clientId: string]>('OAUTH_CLIENT_NOT_FOUND', 'OAuth client "%s" not found', 404)
+// Service accounts
+export const ServiceAccountNotFound = defineError<[clientId: string]>('SERVICE_ACCOUNT_NOT_FOUND', 'Service account "%s" not found', 404)
 
 // Users
 export const UserNotFound = defineError<[username: string]>('USER_NOT_FOUND', 'User "%s" not found', 404)

@@ -30,3 +30,12 @@ export function toAuthUser (user: User): AuthUser {
 export function mayAct (user: AuthUser, allowed: readonly Role[] | undefined): boolean {
   return allowed === undefined || user.roles.some((r) => r === 'admin' || allowed.includes(r))
 }
+
+// A character no username may hold (see schemas/users.ts): a service account's principal never
+// names a user, so it never passes a check that the caller is a given user.
+const SERVICE_ACCOUNT_PREFIX = 'serviceAccount:'
+
+/** The username a service account's requests carry (`request.user.username`). */
+export function serviceAccountPrincipal (clientId: string): string {
+  return `${SERVICE_ACCOUNT_PREFIX}${clientId}`
+}

@@ -29,6 +29,8 @@ export function authorizer (credentials: Credentials): (allowed?: readonly Role[
 export function requireAuthentication (scope: FastifyInstance): void {
   scope.addHook('onRoute', (route) => {
     const roles = route.config?.roles
+    // The table whoami reads what a caller may call from: the same roles as the hook below.
+    for (const method of [route.method].flat()) scope.guardedRoutes.push({ method, url: route.url, ...(roles === undefined ? {} : { roles }) })
     // After the hooks every route already has (load shedding): an overloaded process refuses a
     // request before it pays for a password check.
     route.onRequest = [...hookList(route.onRequest), scope.authorize(roles)]

@@ -4,6 +4,7 @@ import type { onRequestHookHandler } from 'fastify'
 import type { AuthUser, RequestAuth, Role } from '../../lib/auth/roles.js'
 import { toAuthUser } from '../../lib/auth/roles.js'
 import type { LoginGuard } from '../../lib/auth/login-guard.js'
+import type { GuardedRoute } from '../../lib/auth/platform-methods.js'
 import { usersRepository, type UsersRepository } from './users-repository.js'
 import { sessionsRepository, type SessionsRepository } from './sessions-repository.js'
 import { loginThrottle } from './login-throttle.js'
@@ -44,6 +45,8 @@ declare module 'fastify' {
     loginGuard: LoginGuard
     /** Password checks run since start, for metrics and tests. */
     passwordChecks: () => number
+    /** Every route of the authenticated scopes with the roles it needs, as they are registered (whoami reads it). */
+    guardedRoutes: GuardedRoute[]
   }
 }
 
@@ -73,6 +76,7 @@ export default fp(async (fastify) => {
   const verifier = await credentials(fastify, users, sessions, throttle)
   fastify.decorate('forgetCredentials', verifier.forget)
   fastify.decorate('authorize', authorizer(verifier))
+  fastify.decorate('guardedRoutes', [] as GuardedRoute[])
 
   await bootstrapAdmin(fastify)
 }, { name: 'auth', dependencies: ['config', 'database'] })

@@ -1,11 +1,11 @@
 import type { Db } from '../database/index.js'
 import type { User } from '../../schemas/users.js'
-import type { OAuthClient } from '../../schemas/auth.js'
-import { OAUTH_CLIENT_LIST } from '../../schemas/auth.js'
+import { SERVICE_ACCOUNT_LIST, type ServiceAccount, type ServiceAccountUpdate } from '../../schemas/auth.js'
+import { serviceAccountPrincipal } from '../../lib/auth/roles.js'
 import { listStatements, readPage, type ListRequest } from '../../lib/lists/list-query.js'
 import { generateClientId, generateToken, tokenDigest } from '../../lib/auth/tokens.js'
 
-/** What a token stands for: its user as it is now, and its client when it is an OAuth access token. */
+/** What a token stands for: its user or service account as it is now, and the service account when it is an access token. */
 export interface SessionRecord {
   user: Pick<User, 'username' | 'roles' | 'groups' | 'email'>
   clientId: string | null
@@ -14,7 +14,7 @@ export interface SessionRecord {
 }
 
 interface SessionRow {
-  username: string
+  username: string | null
   roles: string[]
   groups: string[]
   email: string | null
@@ -22,32 +22,45 @@ interface SessionRow {
   expires_at: Date
 }
 
-interface ClientRow {
+interface AccountRow {
   client_id: string
-  username: string
   name: string
+  description: string
+  roles: string[]
+  groups: string[]
   created_by: string
   created_at: Date
+  updated_by: string
+  updated_at: Date
 }
 
-const toClient = (row: ClientRow): OAuthClient => ({
+const toAccount = (row: AccountRow): ServiceAccount => ({
   client_id: row.client_id,
-  username: row.username,
   name: row.name,
-  createdBy: row.created_by,
-  createdAt: row.created_at.toISOString()
+  description: row.description,
+  roles: row.roles as ServiceAccount['roles'],
+  groups: row.groups,
+  _meta: {
+    created: row.created_at.toISOString(),
+    createdBy: { username: row.created_by },
+    updated: row.updated_at.toISOString(),
+    updatedBy: { username: row.updated_by }
+  }
 })
 
-/** Live sessions kept per user and client (login sessions: no client); the oldest go first. */
+/** Live sessions kept per user and per service account; the oldest go first. */
 export const MAX_SESSIONS = 100
 
-const CLIENT_COLUMNS = 'client_id, username, name, created_by, created_at'
+const ACCOUNT_COLUMNS = 'client_id, name, description, roles, groups, created_by, created_at, updated_by, updated_at'
 
 /** Sessions (login and OAuth access tokens) and OAuth clients; tokens and secrets are kept as digests only. */
 export function sessionsRepository (db: Db) {
   return {
-    /** Makes a token for `username` valid for `ttlS` seconds (fixed: using it does not extend it). */
-    async create (username: string, ttlS: number, clientId: string | null = null): Promise<{ token: string, expiresAt: number }> {
+    /**
+     * Makes a token valid for `ttlS` seconds (fixed: using it does not extend it): a login session of
+     * `username`, or (username null) an access token of the service account `clientId`.
+     */
+    async create (username: string | null, ttlS: number, clientId: string | null = null): Promise<{ token: string, expiresAt: number }> {
       const token = generateToken()
       // A user keeps its newest MAX_SESSIONS sessions per client (a script that logs in on every
       // run cannot grow the table). The insert and the trim run in one transaction under a lock of
@@ -60,11 +73,14 @@ export function sessionsRepository (db: Db) {
            VALUES ($1, $2, $3, now() + make_interval(secs => $4))
            RETURNING expires_at`,
           [tokenDigest(token), username, clientId, ttlS])
+        // The sessions of one owner: a user's login sessions, or one service account's tokens
+        // (an index on either column; IS NOT DISTINCT FROM would use neither).
+        const [owner, key] = clientId === null ? ['username = $1 AND client_id IS NULL', username] : ['client_id = $1', clientId]
         await tx.query(
           `DELETE FROM sessions WHERE token_digest IN (
-             SELECT token_digest FROM sessions WHERE username = $1 AND client_id IS NOT DISTINCT FROM $2
-             ORDER BY created_at DESC, token_digest OFFSET $3)`,
-          [username, clientId, MAX_SESSIONS])
+             SELECT token_digest FROM sessions WHERE ${owner}
+             ORDER BY created_at DESC, token_digest OFFSET $2)`,
+          [key, MAX_SESSIONS])
         return rows[0]?.expires_at.getTime()
       })
       // Expired rows of anyone are removed as new ones come. Rows another transaction holds are
@@ -76,20 +92,26 @@ export function sessionsRepository (db: Db) {
     },
 
     /**
-     * The session of a token digest, with its user as it is now, recording its use; undefined when
-     * it is unknown, expired, or its user is disabled.
+     * The session of a token digest, with its user or service account as it is now, recording its
+     * use; undefined when it is unknown, expired, or its user is disabled.
      */
     async find (digest: string): Promise<SessionRecord | undefined> {
       const { rows } = await db.query<SessionRow>(
-        `UPDATE sessions s SET last_used_at = now()
-         FROM users u
-         WHERE s.token_digest = $1 AND u.username = s.username AND s.expires_at > now() AND NOT u.disabled
-         RETURNING u.username, u.roles, u.groups, u.email, s.client_id, s.expires_at`,
+        `WITH s AS (
+           UPDATE sessions SET last_used_at = now()
+           WHERE token_digest = $1 AND expires_at > now()
+           RETURNING username, client_id, expires_at)
+         SELECT u.username, u.roles, u.groups, u.email, s.client_id, s.expires_at
+           FROM s JOIN users u ON u.username = s.username WHERE NOT u.disabled
+         UNION ALL
+         SELECT NULL, c.roles, c.groups, NULL, s.client_id, s.expires_at
+           FROM s JOIN oauth_clients c ON c.client_id = s.client_id WHERE s.username IS NULL`,
         [digest])
       const row = rows[0]
       if (row === undefined) return undefined
+      const username = row.username ?? serviceAccountPrincipal(row.client_id ?? '')
       return {
-        user: { username: row.username, roles: row.roles as User['roles'], groups: row.groups, email: row.email },
+        user: { username, roles: row.roles as User['roles'], groups: row.groups, email: row.email },
         clientId: row.client_id,
         expiresAt: row.expires_at.getTime()
       }
@@ -100,36 +122,68 @@ export function sessionsRepository (db: Db) {
       return (await db.query('DELETE FROM sessions WHERE token_digest = $1', [digest])).rowCount > 0
     },
 
-    async createClient (username: string, name: string, createdBy: string): Promise<{ client: OAuthClient, secret: string }> {
+    /** Makes a service account; its secret is in the answer only. */
+    async createServiceAccount (account: { name: string, description: string, roles: string[], groups: string[] }, createdBy: string): Promise<{ account: ServiceAccount, secret: string }> {
       const secret = generateToken()
-      const { rows } = await db.query<ClientRow>(
-        `INSERT INTO oauth_clients (client_id, secret_digest, username, name, created_by)
-         VALUES ($1, $2, $3, $4, $5) RETURNING ${CLIENT_COLUMNS}`,
-        [generateClientId(), tokenDigest(secret), username, name, createdBy])
+      const { rows } = await db.query<AccountRow>(
+        `INSERT INTO oauth_clients (client_id, secret_digest, name, description, roles, groups, created_by, updated_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING ${ACCOUNT_COLUMNS}`,
+        [generateClientId(), tokenDigest(secret), account.name, account.description, account.roles, account.groups, createdBy])
       const row = rows[0]
       if (row === undefined) throw new Error('INSERT ... RETURNING returned no row')
-      return { client: toClient(row), secret }
+      return { account: toAccount(row), secret }
     },
 
-    /** A page of OAuth clients, and how many match (see LIST_COUNT_LOOKAHEAD). */
-    async listClients (request: ListRequest): Promise<{ items: OAuthClient[], total: number }> {
-      const { rows, total } = await readPage<ClientRow>(db, listStatements(OAUTH_CLIENT_LIST, request, { table: 'oauth_clients', columns: CLIENT_COLUMNS, arms: [[]], params: [] }), request)
-      return { items: rows.map(toClient), total }
-    },
-
-    /** A client's secret digest and its user's state, for a token request. */
-    async findClient (clientId: string): Promise<{ secretDigest: string, username: string, disabled: boolean } | undefined> {
-      const { rows } = await db.query<{ secret_digest: string, username: string, disabled: boolean }>(
-        `SELECT c.secret_digest, c.username, u.disabled FROM oauth_clients c JOIN users u USING (username)
-         WHERE c.client_id = $1`, [clientId])
+    async getServiceAccount (clientId: string): Promise<ServiceAccount | undefined> {
+      const { rows } = await db.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM oauth_clients WHERE client_id = $1`, [clientId])
       const row = rows[0]
-      return row === undefined ? undefined : { secretDigest: row.secret_digest, username: row.username, disabled: row.disabled }
+      return row === undefined ? undefined : toAccount(row)
     },
 
-    /** Deletes a client and its access tokens; its user's name, or undefined when there was none. */
-    async deleteClient (clientId: string): Promise<string | undefined> {
-      const { rows } = await db.query<{ username: string }>('DELETE FROM oauth_clients WHERE client_id = $1 RETURNING username', [clientId])
-      return rows[0]?.username
+    /** Changes what `updates` names; the account as it is now, or undefined when there is none. */
+    async updateServiceAccount (clientId: string, updates: ServiceAccountUpdate, updatedBy: string): Promise<ServiceAccount | undefined> {
+      const { rows } = await db.query<AccountRow>(
+        `UPDATE oauth_clients SET name = COALESCE($2, name), description = COALESCE($3, description),
+           roles = COALESCE($4, roles), groups = COALESCE($5, groups), updated_by = $6, updated_at = now()
+         WHERE client_id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
+        [clientId, updates.name ?? null, updates.description ?? null, updates.roles ?? null, updates.groups ?? null, updatedBy])
+      const row = rows[0]
+      return row === undefined ? undefined : toAccount(row)
+    },
+
+    /**
+     * A new secret for a service account, whose access tokens end with the old secret (a secret is
+     * regenerated when it may have leaked); undefined when there is no such account.
+     */
+    async regenerateSecret (clientId: string, updatedBy: string): Promise<string | undefined> {
+      const secret = generateToken()
+      const found = await db.transaction(async (tx) => {
+        const { rowCount } = await tx.query(
+          'UPDATE oauth_clients SET secret_digest = $2, updated_by = $3, updated_at = now() WHERE client_id = $1',
+          [clientId, tokenDigest(secret), updatedBy])
+        if (rowCount === 0) return false
+        await tx.query('DELETE FROM sessions WHERE client_id = $1', [clientId])
+        return true
+      })
+      return found ? secret : undefined
+    },
+
+    /** A page of service accounts, and how many match (see LIST_COUNT_LOOKAHEAD). */
+    async listServiceAccounts (request: ListRequest): Promise<{ items: ServiceAccount[], total: number }> {
+      const { rows, total } = await readPage<AccountRow>(db, listStatements(SERVICE_ACCOUNT_LIST, request, { table: 'oauth_clients', columns: ACCOUNT_COLUMNS, arms: [[]], params: [] }), request)
+      return { items: rows.map(toAccount), total }
+    },
+
+    /** A service account's secret digest, for a token request. */
+    async findClient (clientId: string): Promise<{ secretDigest: string } | undefined> {
+      const { rows } = await db.query<{ secret_digest: string }>('SELECT secret_digest FROM oauth_clients WHERE client_id = $1', [clientId])
+      const row = rows[0]
+      return row === undefined ? undefined : { secretDigest: row.secret_digest }
+    },
+
+    /** Deletes a service account and its access tokens; false when there was none. */
+    async deleteServiceAccount (clientId: string): Promise<boolean> {
+      return (await db.query('DELETE FROM oauth_clients WHERE client_id = $1', [clientId])).rowCount > 0
     }
   }
 }

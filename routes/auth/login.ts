@@ -7,7 +7,7 @@ import { BASIC_CHALLENGE, TOKEN_COOKIE } from '../../lib/auth/schemes.js'
 import { retryAfterOf } from '../../lib/http/errors.js'
 import {
   LoginFailed, OAuthClientAuthenticatedTwice, OAuthClientAuthMissing, OAuthClientAuthNotBasic, OAuthClientIdMismatch,
-  OAuthClientUserDisabled, OAuthGrantTypeMissing, OAuthInvalidClient, OAuthInvalidScope, OAuthUnsupportedGrantType, oauthErrorName
+  OAuthGrantTypeMissing, OAuthInvalidClient, OAuthInvalidScope, OAuthUnsupportedGrantType, oauthErrorName
 } from '../../lib/auth/errors.js'
 import { errorResponses } from '../../schemas/common.js'
 import { LoginBody, OAuthError, SessionToken, TokenRequest, TokenResponse } from '../../schemas/auth.js'
@@ -116,8 +116,7 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
       const holds = fastify.guardedCheck(request.ip, subject, fastify.loginGuard.fingerprint(subject, secret), stored,
         () => client !== undefined && sameDigest(tokenDigest(secret), client.secretDigest))
       if (!holds || client === undefined) throw new OAuthInvalidClient()
-      if (client.disabled) throw new OAuthClientUserDisabled()
-      const { token } = await sessions.create(client.username, OAUTH_TOKEN_TTL_S, clientId)
+      const { token } = await sessions.create(null, OAUTH_TOKEN_TTL_S, clientId)
       return { access_token: token, token_type: 'Bearer' as const, expires_in: OAUTH_TOKEN_TTL_S }
     })
   })

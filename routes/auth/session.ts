@@ -1,17 +1,38 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { TOKEN_COOKIE } from '../../lib/auth/schemes.js'
-import { LogoutResult, WhoAmI } from '../../schemas/auth.js'
+import { callable } from '../../lib/auth/platform-methods.js'
+import { LogoutResult, WhoAmI, WhoAmIQuery } from '../../schemas/auth.js'
 
 /** The caller's own session: who it is, and logging out. Any authenticated user. */
 const session: FastifyPluginAsyncTypebox = async (fastify) => {
   const tags = ['authentication']
 
   fastify.get('/whoami', {
-    schema: { summary: 'The caller: username, roles, groups, email, and how it authenticated', tags, response: { 200: WhoAmI } }
+    schema: {
+      summary: 'The caller as the platform answers it: id, username, groups, roles, and what it may call (routes, methods)',
+      description: 'A superset of the platform\'s answer: also `email`, `authenticatedBy` and, for a service account\'s token, `clientId`. ' +
+        '`routes` and `methods` come from the same role requirements that authorise each request.',
+      tags,
+      querystring: WhoAmIQuery,
+      response: { 200: WhoAmI }
+    }
   }, async (request) => {
     const { username, roles, groups, email } = request.user
     const { method, clientId } = request.auth
-    return { username, roles, groups, email, authenticatedBy: method, ...(clientId === undefined ? {} : { clientId }) }
+    const account = clientId === undefined ? undefined : await fastify.sessionsRepository.getServiceAccount(clientId)
+    const provenance = clientId === undefined ? 'local' : 'oauth'
+    return {
+      id: clientId ?? username,
+      provenance,
+      username,
+      firstname: account?.name ?? username,
+      groups: groups.map((name) => ({ id: name, name, provenance })),
+      roles,
+      ...callable(request.user, fastify.guardedRoutes),
+      email,
+      authenticatedBy: method,
+      ...(clientId === undefined ? {} : { clientId })
+    }
   })
 
   const logout = {

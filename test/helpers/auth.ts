@@ -1,4 +1,4 @@
-// Logging in and making OAuth clients through the API, for the authentication tests.
+// Logging in and making service accounts through the API, for the authentication tests.
 import { ADMIN, adminAuth, type TestApp } from '../helper.js'
 
 export const MAINTENANCE = '/configuration_manager/ismaintenance'
@@ -14,9 +14,10 @@ export async function login (app: TestApp, username: string = ADMIN.username, pa
   return { token, cookie: String(Array.isArray(setCookie) ? setCookie[0] : setCookie) }
 }
 
-export async function newClient (app: TestApp, username: string): Promise<{ client_id: string, client_secret: string }> {
-  const response = await app.inject({ method: 'POST', url: '/oauth/clients', headers: { authorization: adminAuth }, payload: { username, name: 'ci' } })
-  if (response.statusCode !== 200) throw new Error(`client: ${response.statusCode} ${response.body}`)
+/** Makes a service account with the platform's body, its roles and groups beside the name. */
+export async function newServiceAccount (app: TestApp, name: string, access: { roles?: string[], groups?: string[] } = {}): Promise<{ client_id: string, client_secret: string }> {
+  const response = await app.inject({ method: 'POST', url: '/oauth/serviceAccounts', headers: { authorization: adminAuth }, payload: { accountData: { name, description: 'ci', ...access } } })
+  if (response.statusCode !== 200) throw new Error(`service account: ${response.statusCode} ${response.body}`)
   return response.json()
 }
 

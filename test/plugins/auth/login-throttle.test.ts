@@ -1,6 +1,6 @@
 import t from 'tap'
 import { basic, buildTestApp, createUser, testDatabases, type TestApp } from '../../helper.js'
-import { FORM, MAINTENANCE, form, newClient } from '../../helpers/auth.js'
+import { FORM, MAINTENANCE, form, newServiceAccount } from '../../helpers/auth.js'
 
 const MAX = 10
 const PARALLEL = 200
@@ -37,7 +37,7 @@ for (const database of testDatabases) {
     })
 
     t.test(`${PARALLEL} parallel wrong POST /oauth/token secrets: at most ${MAX} checked`, async (t) => {
-      const client = await newClient(app, 'target')
+      const client = await newServiceAccount(app, 'target')
       const answers = await Promise.all(Array.from({ length: PARALLEL }, async (_, i) =>
         await app.inject({ method: 'POST', url: '/oauth/token', headers: FORM, payload: form({ grant_type: 'client_credentials', client_id: client.client_id, client_secret: `guess-${i}` }), ...from(3) })))
       t.same(tally(answers.map((a) => a.statusCode)), { 401: MAX, 429: PARALLEL - MAX })

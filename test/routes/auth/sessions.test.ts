@@ -2,7 +2,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { createHash } from 'node:crypto'
 import { ADMIN, adminAuth, buildTestApp, captureLogs, createTestDatabase, createUser, testDatabases } from '../../helper.js'
-import { AREA_ROUTES, MAINTENANCE, login, newClient } from '../../helpers/auth.js'
+import { AREA_ROUTES, MAINTENANCE, login, newServiceAccount } from '../../helpers/auth.js'
 
 for (const database of testDatabases) {
   t.test(`sessions on ${database}`, async (t) => {
@@ -55,7 +55,7 @@ for (const database of testDatabases) {
         }
       }
       const who = await app.inject({ url: `/whoami?token=${token}` })
-      t.same(who.json(), { username: 'admin', roles: ['admin'], groups: [], email: null, authenticatedBy: 'query' })
+      t.match(who.json(), { id: 'admin', provenance: 'local', username: 'admin', firstname: 'admin', roles: ['admin'], groups: [], email: null, authenticatedBy: 'query' })
       t.equal((await app.inject({ url: '/whoami', headers: { authorization: `Bearer ${token}` } })).json().authenticatedBy, 'bearer')
       t.equal((await app.inject({ url: '/whoami', headers: { cookie: `token=${token}` } })).json().authenticatedBy, 'cookie')
       t.equal((await app.inject({ url: '/whoami', headers: { authorization: adminAuth } })).json().authenticatedBy, 'basic')
@@ -66,8 +66,11 @@ for (const database of testDatabases) {
       const { token } = await login(app, 'reader', 'reader-password')
       const bearer = { authorization: `Bearer ${token}` }
       t.equal((await app.inject({ url: '/users', headers: bearer })).statusCode, 403)
-      t.same((await app.inject({ url: '/whoami', headers: bearer })).json(),
-        { username: 'reader', roles: [], groups: ['ops'], email: 'r@example.com', authenticatedBy: 'bearer' })
+      const who = (await app.inject({ url: '/whoami', headers: bearer })).json()
+      t.match(who, { username: 'reader', roles: [], groups: [{ id: 'ops', name: 'ops', provenance: 'local' }], email: 'r@example.com', authenticatedBy: 'bearer' })
+      t.notOk(who.methods.Authorization?.includes('getAccounts'), 'no admin operation is offered to a reader')
+      t.ok(who.methods.Authorization?.includes('putGitCredentials'), 'but its own Git credentials are')
+      t.notOk(who.routes.includes('/users'), 'nor an admin path')
     })
 
     t.test('logout (GET and POST) ends the session; Basic has none to end', async (t) => {
@@ -167,14 +170,14 @@ for (const database of testDatabases) {
 
     t.test('DELETE with Content-Type: application/json and no body, by token', async (t) => {
       const { token } = await login(app)
-      const client = await newClient(app, 'admin')
+      const client = await newServiceAccount(app, 'admin')
       const response = await app.inject({
         method: 'DELETE',
-        url: `/oauth/clients/${client.client_id}`,
+        url: `/oauth/serviceAccounts/${client.client_id}`,
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
       })
       t.equal(response.statusCode, 200, response.body)
-      t.same(response.json(), { deleted: true })
+      t.same(response.json(), { status: 'OK', message: `Service account "${client.client_id}" deleted` })
     })
   })
 }

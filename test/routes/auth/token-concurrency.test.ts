@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildTestApp, createUser, testDatabases } from '../../helper.js'
-import { FORM, form, newClient } from '../../helpers/auth.js'
+import { FORM, form, newServiceAccount } from '../../helpers/auth.js'
 import { MAX_SESSIONS } from '../../../plugins/auth/sessions-repository.js'
 
 const LOOPS = 8
@@ -22,7 +22,7 @@ for (const database of testDatabases) {
     const app = await buildTestApp(t, { database })
     const password = 'the-right-password'
     await createUser(app, { username: 'service', password })
-    const client = await newClient(app, 'service')
+    const client = await newServiceAccount(app, 'service')
     const count = async (where: string): Promise<number> =>
       (await app.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM sessions WHERE ${where}`)).rows[0]?.n ?? -1
 
@@ -40,7 +40,7 @@ for (const database of testDatabases) {
 
     // The session store alone, faster than through HTTP: more rounds of the same race.
     const failures: unknown[] = []
-    await loops(150, async () => await app.sessionsRepository.create('service', 3600, client.client_id)
+    await loops(150, async () => await app.sessionsRepository.create(null, 3600, client.client_id)
       .then(() => 200, (err: unknown) => { failures.push(err); return 503 }))
     t.same(failures.map(String), [], 'no session creation failed')
     t.equal(await count(`client_id = '${client.client_id}'`), MAX_SESSIONS)

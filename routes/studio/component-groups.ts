@@ -21,16 +21,22 @@ function writeCondition (ifMatchHeader: string | undefined, bodyVersion?: number
   return expected.value
 }
 
+export interface ComponentGroupRoutesOptions {
+  prefix: string
+  /** The studio UI path the `edit` links point at: `/studio/` or the platform's `/automation-studio/`. */
+  editPage: string
+}
+
 /**
  * Studio component groups (spec 4.1 and the platform's other operations). Reads: any user, within
  * the document's gbacRead; writes: WRITERS, within gbacRead and gbacWrite. `version` grows by 1
  * with every replacement; If-Match (or update.version) makes a write conditional.
  */
-const componentGroups: FastifyPluginAsyncTypebox = async (fastify) => {
+const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = async (fastify, options) => {
   const repo = fastify.componentGroupsRepository
   const tags = ['studio']
   const writers = { roles: WRITERS }
-  const edit = (request: FastifyRequest, id: string): string => request.publicUrl(`/studio/#/edit?tab=0&component-group=${id}`)
+  const edit = (request: FastifyRequest, id: string): string => request.publicUrl(`${options.editPage}#/edit?tab=0&component-group=${id}`)
 
   fastify.get('/', {
     schema: {

@@ -19,7 +19,7 @@ for (const database of testDatabases) {
       const list = await app.inject({ url: '/oauth/clients', headers: { authorization: adminAuth } })
       t.equal(list.statusCode, 200)
       const { client_secret: secret, ...listed } = client
-      t.same(list.json(), { items: [listed], count: 1, skip: 0, limit: 25, total: 1, next: null, previous: null }, 'the page envelope')
+      t.same(list.json(), { items: [listed], count: 1, skip: 0, end: 1, limit: 25, total: 1, next: null, previous: null }, 'the page envelope')
       t.notOk(list.body.includes(secret))
       const robot = basic('robot', 'robot-password')
       t.equal((await app.inject({ url: '/oauth/clients', headers: { authorization: robot } })).statusCode, 403)
@@ -118,7 +118,7 @@ for (const database of testDatabases) {
     const names = (p: Page): Array<string | undefined> => p.items.map((c) => c.name)
 
     t.test('sorted by client_id, either way; pages followed by next read every client once', async (t) => {
-      t.same(await page(''), { items: byId, count: 6, skip: 0, limit: 25, total: 6, next: null, previous: null })
+      t.same(await page(''), { items: byId, count: 6, skip: 0, end: 6, limit: 25, total: 6, next: null, previous: null })
       t.same((await page('sort=client_id&order=-1')).items, [...byId].reverse())
       const seen: Array<Partial<Client>> = []
       let skip: number | null = 0
@@ -133,7 +133,7 @@ for (const database of testDatabases) {
       }
       t.same(seen, byId)
       t.same(previous, [null, 0])
-      t.same(await page('skip=6'), { items: [], count: 0, skip: 6, limit: 25, total: 6, next: null, previous: 0 }, 'past the end')
+      t.same(await page('skip=6'), { items: [], count: 0, skip: 6, end: 6, limit: 25, total: 6, next: null, previous: 0 }, 'past the end')
     })
 
     t.test('filters: on name by default, on username or client_id when named; values literal, case folded', async (t) => {
@@ -152,7 +152,7 @@ for (const database of testDatabases) {
       t.same(names(await page('contains=BACKUP&containsField=username')), inOrder(['Nightly audit', 'Épsilon sync']))
       const one = byId[3] as Client
       t.same((await page(`starts-with=${one.client_id.slice(0, 20)}&startsWithField=client_id`)).items, [one])
-      t.same(await page('contains=nothing-like-this'), { items: [], count: 0, skip: 0, limit: 25, total: 0, next: null, previous: null })
+      t.same(await page('contains=nothing-like-this'), { items: [], count: 0, skip: 0, end: 0, limit: 25, total: 0, next: null, previous: null })
     })
 
     t.test('include and exclude', async (t) => {

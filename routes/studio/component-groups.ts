@@ -43,7 +43,8 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
       summary: 'List the component groups you may read, a page at a time',
       description: 'The platform\'s list language: limit (default 25, at most 100), skip, sort (name or _id), order (1 or -1), ' +
         'include / exclude, and equals, contains, starts-with on the name (or the field equalsField, containsField, ' +
-        'startsWithField names). A page also stops at about LIST_MAX_PAGE_BYTES (default 8 MiB) of items, one item always; ' +
+        'startsWithField names), also in the bracket forms equals[name], contains[name], starts-with[name], in[name] and not-in[name] ' +
+        '(in and not-in: repeat the parameter per value). A page also stops at about LIST_MAX_PAGE_BYTES (default 8 MiB) of items, one item always; ' +
         '`next` goes on from there.',
       tags,
       querystring: ListQuery,

@@ -219,7 +219,7 @@ for (const database of testDatabases) {
       t.ok(doc.paths[path]?.[method], `${method} ${path} documented`)
     }
     const list = doc.paths['/oauth/clients'].get
-    t.same(Object.keys(list.responses['200'].content['application/json'].schema.properties).sort(), ['count', 'items', 'limit', 'next', 'previous', 'skip', 'total'], 'the list answers the page envelope')
+    t.same(Object.keys(list.responses['200'].content['application/json'].schema.properties).sort(), ['count', 'end', 'items', 'limit', 'next', 'previous', 'skip', 'total'], 'the list answers the page envelope')
     t.ok(['limit', 'skip', 'sort', 'order', 'include', 'exclude', 'equals', 'contains', 'starts-with'].every((name) => list.parameters.some((p: { name: string, in: string }) => p.in === 'query' && p.name === name)), 'and takes the list language')
     t.same(doc.paths['/whoami'].get.security, [{ basicAuth: [] }, { bearerAuth: [] }, { cookieAuth: [] }, { queryToken: [] }])
     t.equal(doc.paths['/login'].post.security, undefined, 'logging in needs no credentials')

@@ -73,9 +73,9 @@ t.test('projections: the id comes along with include unless excluded', async (t)
 t.test('the envelope names the neighbouring pages', async (t) => {
   t.same(pageEnvelope(['a', 'b'], { skip: 0, limit: 2 }, 5), { items: ['a', 'b'], count: 2, skip: 0, end: 2, limit: 2, total: 5, next: 2, previous: null })
   t.same(pageEnvelope(['e'], { skip: 4, limit: 2 }, 5), { items: ['e'], count: 1, skip: 4, end: 5, limit: 2, total: 5, next: null, previous: 2 })
-  t.same(pageEnvelope([], { skip: 1, limit: 25 }, 0), { items: [], count: 0, skip: 1, limit: 25, total: 0, next: null, previous: 0 })
-  t.same(pageEnvelope(['c', 'd'], { skip: 2, limit: 2 }, 4), { items: ['c', 'd'], count: 2, skip: 2, limit: 2, total: 4, next: null, previous: 0 })
-  t.same(pageEnvelope(['a'], { skip: 10, limit: 25 }, 40), { items: ['a'], count: 1, skip: 10, limit: 25, total: 40, next: 11, previous: 0 },
+  t.same(pageEnvelope([], { skip: 1, limit: 25 }, 0), { items: [], count: 0, skip: 1, end: 1, limit: 25, total: 0, next: null, previous: 0 })
+  t.same(pageEnvelope(['c', 'd'], { skip: 2, limit: 2 }, 4), { items: ['c', 'd'], count: 2, skip: 2, end: 4, limit: 2, total: 4, next: null, previous: 0 })
+  t.same(pageEnvelope(['a'], { skip: 10, limit: 25 }, 40), { items: ['a'], count: 1, skip: 10, end: 11, limit: 25, total: 40, next: 11, previous: 0 },
     'a page the byte bound cut: next right after its last item')
   t.equal(pageEnvelope([], { skip: 3, limit: 25 }, 40).next, null, 'an empty page never points at itself')
 })

@@ -33,7 +33,7 @@ async function platformPaths (api: FastifyInstance, area: { primary: string, pla
   await api.register(async (scope) => {
     scope.addHook('onRoute', (route) => {
       const primaryUrl = area.primary + route.url.slice(area.platform.length)
-      const method = Array.isArray(route.method) ? route.method.join(',') : route.method
+      const method = [route.method].flat().join(',')
       route.schema = aliasSchema(route.schema, { method, url: route.url, primaryUrl, tag: PLATFORM_TAG })
     })
     await register(scope, area.platform)

@@ -35,15 +35,19 @@ const Version = Type.Integer({ minimum: 1, maximum: 2_147_483_647 })
 
 export const FolderMember = Type.Object({
   path: Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.segment }), { minItems: 1, maxItems: LIMITS.folderDepth }),
-  type: Type.Literal('folder')
-}, { additionalProperties: false, description: 'A folder: its path as segments.' })
+  type: Type.Optional(Type.Literal('folder'))
+}, { additionalProperties: false, description: 'A folder: its path as segments. Without `type`, a member whose path is a list of segments is a folder; it is kept without one.' })
 
 export const ComponentMember = Type.Object({
   path: Type.String({ minLength: 1, maxLength: LIMITS.componentPath }),
-  type: Type.Literal('component'),
+  type: Type.Optional(Type.Literal('component')),
   sourceCollection: Type.String({ minLength: 1, maxLength: LIMITS.sourceCollection }),
   ref: Type.String({ minLength: 1, maxLength: LIMITS.ref })
-}, { additionalProperties: false, description: 'A component: its path, the collection it comes from and its reference there.' })
+}, {
+  additionalProperties: false,
+  description: 'A component: its path, the collection it comes from and its reference there. Without `type`, a member whose path is ' +
+    'one string and that has sourceCollection and ref is a component; it is kept without one.'
+})
 
 export const Member = Type.Union([FolderMember, ComponentMember])
 export type Member = Static<typeof Member>
@@ -72,11 +76,15 @@ const writable = {
   meta: Type.Optional(FreeFormObject({ default: {}, description: 'Free-form metadata.', maxDepth: LIMITS.metaDepth, maxBytes: LIMITS.metaBytes }))
 }
 
-/** What a create or an import takes. `_id` and `version` are accepted (exports carry them) and ignored. */
+/**
+ * What a create or an import takes, as the platform's reference allows it: `_id` and `version`
+ * (any number) are accepted (exports carry them) and ignored; `members` may be one member.
+ */
 export const ComponentGroupCreate = Type.Object({
   _id: Type.Optional(Type.String({ maxLength: 64, description: 'Ignored: the service makes the id.' })),
-  version: Type.Optional(Type.Integer({ description: 'Ignored: a new group starts at version 1.' })),
-  ...writable
+  version: Type.Optional(Type.Number({ description: 'Any number, ignored: a new group starts at version 1.' })),
+  ...writable,
+  members: Type.Union([Members, Member], { description: 'A list of members, or one member (stored as a list of one).' })
 }, { additionalProperties: false })
 export type ComponentGroupCreate = Static<typeof ComponentGroupCreate>
 

@@ -1,9 +1,11 @@
 // The platform's list language, one implementation for every list of the service: a page
 // (`limit`, `skip`), its order (`sort`, `order` 1 / -1), projections (`include`, `exclude`) and
 // the filters `equals`, `contains` and `starts-with` (also `startsWith`), each on the field its
-// `...Field` names (default: the list's own). From the validated query string this module
-// makes the request, the SQL of the page and of its bounded count, the envelope
-// `{items, count, skip, limit, total, next, previous}`, and the projection of each document.
+// `...Field` names (default: the list's own), or in the bracket forms of the platform's query
+// guide (`equals[name]=x`, `contains[...]`, `starts-with[...]`, `in[...]`, `not-in[...]`). From
+// the validated query string this module makes the request, the SQL of the page and of its
+// bounded count, the envelope `{items, count, skip, end, limit, total, next, previous}`, and the
+// projection of each document.
 // A page holds at most `limit` items and at most about LIST_MAX_PAGE_BYTES of them (at least one
 // item); `next` goes on from where it stopped.
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
@@ -21,6 +23,7 @@ export const LIST_MAX_SKIP = 1_000_000_000
 export const LIST_COUNT_LOOKAHEAD = 1000
 
 export type FilterOp = 'equals' | 'contains' | 'startsWith'
+export type SetFilterOp = 'in' | 'notIn'
 
 /** What one list offers, and the SQL behind each field. Only these texts ever reach the SQL. */
 export interface ListSpec {
@@ -40,11 +43,22 @@ export interface ListSpec {
   maxValueLength: number
 }
 
-export interface Filter {
-  op: FilterOp
-  field: string
-  value: string
+export type Filter =
+  | { op: FilterOp, field: string, value: string }
+  /** The field is one of `values` (`in`) or none of them (`notIn`). */
+  | { op: SetFilterOp, field: string, values: string[] }
+
+/** The most values one `in[...]` or `not-in[...]` takes. */
+export const LIST_MAX_SET_VALUES = 100
+
+// The bracket forms: `equals[name]` arrives as that literal key (the query string parser does not
+// read brackets), and is read here. Keys that match no form are unknown parameters (a 400).
+const BRACKET_OPS: Readonly<Record<string, FilterOp | SetFilterOp>> = {
+  equals: 'equals', contains: 'contains', 'starts-with': 'startsWith', startsWith: 'startsWith', in: 'in', 'not-in': 'notIn'
 }
+const BRACKET_KEY = /^(equals|contains|starts-with|startsWith|in|not-in)\[([^\]]*)\]$/
+const VALUE_BRACKETS = '^(equals|contains|starts-with|startsWith)\\[[^\\]]{0,64}\\]$'
+const SET_BRACKETS = '^(in|not-in)\\[[^\\]]{0,64}\\]$'
 
 /** Which fields a document keeps: all, only `include`d ones (plus the id unless excluded), or all but `exclude`d ones. */
 export type Projection =
@@ -80,6 +94,8 @@ export type ProjectionQuery = Static<typeof ProjectionQuery>
 export function listQuerySchema (spec: ListSpec) {
   const value = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: spec.maxValueLength, pattern: NO_NUL, description }))
   const field = (op: string) => Type.Optional({ ...FieldName, description: `The field ${op} applies to (default ${spec.defaultFilterField}): ${Object.keys(spec.filterable).join(', ')}.` })
+  const filterValue = Type.String({ minLength: 1, maxLength: spec.maxValueLength, pattern: NO_NUL })
+  const fields = Object.keys(spec.filterable).join(', ')
   return Type.Object({
     limit: Type.Integer({ minimum: 1, maximum: spec.maxLimit, default: LIST_DEFAULT_LIMIT, description: 'Items per page.' }),
     skip: Type.Integer({ minimum: 0, maximum: LIST_MAX_SKIP, default: 0, description: 'Items before the page.' }),
@@ -94,7 +110,17 @@ export function listQuerySchema (spec: ListSpec) {
     startsWith: value('Items whose field starts with this text, ignoring case.'),
     'starts-with': value('Same as startsWith.'),
     startsWithField: field('startsWith')
-  }, { additionalProperties: false })
+  }, {
+    additionalProperties: false,
+    // Typed loosely on purpose: parseListQuery reads these keys and checks the field in brackets.
+    patternProperties: {
+      [VALUE_BRACKETS]: { ...filterValue, description: `equals[field], contains[field], starts-with[field] (also startsWith[field]): the filter on that field (${fields}).` },
+      [SET_BRACKETS]: Type.Array(filterValue, {
+        maxItems: LIST_MAX_SET_VALUES,
+        description: `in[field] / not-in[field]: items whose field is (is not) one of the values; repeat the parameter for each value, at most ${LIST_MAX_SET_VALUES} (${fields}).`
+      })
+    }
+  })
 }
 export type ListQueryString = Static<ReturnType<typeof listQuerySchema>>
 
@@ -111,6 +137,7 @@ export function pageSchema (item: TSchema & { properties: Record<string, TSchema
       description: `Items matching. Exact while fewer than skip + limit + ${LIST_COUNT_LOOKAHEAD} match; past that, ` +
         'that many (a lower bound): paging on until `next` is null reads every item, and the last page\'s total is exact.'
     }),
+    end: Type.Integer({ minimum: 0, description: 'The index after the page\'s last item: skip + count.' }),
     next: { ...skip, description: 'The skip of the next page (skip + count); null on the last. Following next reads every item once.' },
     previous: { ...skip, description: 'skip - limit (at least 0); null on the first. A page cut by its size may stop before this one starts: follow next to read every item.' }
   })
@@ -182,12 +209,33 @@ export function parseListQuery (spec: ListSpec, query: ListQueryString, limits: 
     }
     filters.push({ op, field: name, value })
   }
+  const brackets = bracketFilters(spec, query)
+  if (!brackets.ok) return brackets
+  filters.push(...brackets.value)
   const projection = parseProjection(spec, query)
   if (!projection.ok) return projection
   return {
     ok: true,
     value: { limit: query.limit, skip: query.skip, maxBytes: limits.LIST_MAX_PAGE_BYTES, sort: query.sort, order: query.order === -1 ? -1 : 1, filters, projection: projection.value }
   }
+}
+
+/** The filters of the bracket forms in `query`, or a 400's reason naming the parameter. */
+function bracketFilters (spec: ListSpec, query: object): CheckResult<Filter[]> {
+  const filters: Filter[] = []
+  for (const [key, given] of Object.entries(query) as Array<[string, unknown]>) {
+    const match = BRACKET_KEY.exec(key)
+    if (match === null) continue
+    const op = BRACKET_OPS[match[1] as string] as FilterOp | SetFilterOp
+    const field = match[2] as string
+    if (!Object.hasOwn(spec.filterable, field)) {
+      return { ok: false, reason: `querystring/${key} names ${field === '' ? 'no field' : `unknown field "${field}"`}; known: ${Object.keys(spec.filterable).join(', ')}` }
+    }
+    // The schema gives in/not-in an array and the others a string; this only narrows the type.
+    if (op === 'in' || op === 'notIn') filters.push({ op, field, values: Array.isArray(given) ? given.map(String) : [String(given)] })
+    else filters.push({ op, field, value: String(given) })
+  }
+  return { ok: true, value: filters }
 }
 
 /** `doc` with only the fields `projection` keeps. */
@@ -275,6 +323,8 @@ export function listStatements (spec: ListSpec, request: ListRequest, source: Li
         return `${lookUp} AND (${ilike(likePattern(f.value, true, true))}) IS TRUE`
       }
       case 'startsWith': return ilike(likePattern(f.value, false, true))
+      case 'in': return `${column} = ANY(${param(f.values)}::text[])`
+      case 'notIn': return `${column} <> ALL(${param(f.values)}::text[])`
     }
     throw new Error('unreachable')
   })
@@ -369,6 +419,7 @@ export function pageEnvelope<T> (items: T[], request: Pick<ListRequest, 'skip' |
     items,
     count: items.length,
     skip: request.skip,
+    end,
     limit: request.limit,
     total,
     next: items.length > 0 && end < total ? end : null,

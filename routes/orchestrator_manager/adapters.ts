@@ -34,7 +34,7 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: {
       summary: 'List orchestrator adapters, a page at a time',
       description: 'The platform\'s list language: limit (default 25, at most 100), skip, sort (id), order (1 or -1), ' +
-        'include / exclude (exclude=ca leaves the CA bundles out), and equals, contains, starts-with on id or baseUrl.',
+        'include / exclude (exclude=ca leaves the CA bundles out), and equals, contains, starts-with on id or baseUrl, also as equals[id], in[baseUrl], ... (the platform\'s bracket forms).',
       tags,
       querystring: AdapterListQuery,
       response: { 200: AdapterList, ...errorResponses(400) }

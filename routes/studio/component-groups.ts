@@ -21,23 +21,30 @@ function writeCondition (ifMatchHeader: string | undefined, bodyVersion?: number
   return expected.value
 }
 
+export interface ComponentGroupRoutesOptions {
+  prefix: string
+  /** The studio UI path the `edit` links point at: `/studio/` or the platform's `/automation-studio/`. */
+  editPage: string
+}
+
 /**
  * Studio component groups (spec 4.1 and the platform's other operations). Reads: any user, within
  * the document's gbacRead; writes: WRITERS, within gbacRead and gbacWrite. `version` grows by 1
  * with every replacement; If-Match (or update.version) makes a write conditional.
  */
-const componentGroups: FastifyPluginAsyncTypebox = async (fastify) => {
+const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = async (fastify, options) => {
   const repo = fastify.componentGroupsRepository
   const tags = ['studio']
   const writers = { roles: WRITERS }
-  const edit = (request: FastifyRequest, id: string): string => request.publicUrl(`/studio/#/edit?tab=0&component-group=${id}`)
+  const edit = (request: FastifyRequest, id: string): string => request.publicUrl(`${options.editPage}#/edit?tab=0&component-group=${id}`)
 
   fastify.get('/', {
     schema: {
       summary: 'List the component groups you may read, a page at a time',
       description: 'The platform\'s list language: limit (default 25, at most 100), skip, sort (name or _id), order (1 or -1), ' +
         'include / exclude, and equals, contains, starts-with on the name (or the field equalsField, containsField, ' +
-        'startsWithField names). A page also stops at about LIST_MAX_PAGE_BYTES (default 8 MiB) of items, one item always; ' +
+        'startsWithField names), also in the bracket forms equals[name], contains[name], starts-with[name], in[name] and not-in[name] ' +
+        '(in and not-in: repeat the parameter per value). A page also stops at about LIST_MAX_PAGE_BYTES (default 8 MiB) of items, one item always; ' +
         '`next` goes on from there.',
       tags,
       querystring: ListQuery,

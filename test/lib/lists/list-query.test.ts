@@ -71,11 +71,11 @@ t.test('projections: the id comes along with include unless excluded', async (t)
 })
 
 t.test('the envelope names the neighbouring pages', async (t) => {
-  t.same(pageEnvelope(['a', 'b'], { skip: 0, limit: 2 }, 5), { items: ['a', 'b'], count: 2, skip: 0, limit: 2, total: 5, next: 2, previous: null })
-  t.same(pageEnvelope(['e'], { skip: 4, limit: 2 }, 5), { items: ['e'], count: 1, skip: 4, limit: 2, total: 5, next: null, previous: 2 })
-  t.same(pageEnvelope([], { skip: 1, limit: 25 }, 0), { items: [], count: 0, skip: 1, limit: 25, total: 0, next: null, previous: 0 })
-  t.same(pageEnvelope(['c', 'd'], { skip: 2, limit: 2 }, 4), { items: ['c', 'd'], count: 2, skip: 2, limit: 2, total: 4, next: null, previous: 0 })
-  t.same(pageEnvelope(['a'], { skip: 10, limit: 25 }, 40), { items: ['a'], count: 1, skip: 10, limit: 25, total: 40, next: 11, previous: 0 },
+  t.same(pageEnvelope(['a', 'b'], { skip: 0, limit: 2 }, 5), { items: ['a', 'b'], count: 2, skip: 0, end: 2, limit: 2, total: 5, next: 2, previous: null })
+  t.same(pageEnvelope(['e'], { skip: 4, limit: 2 }, 5), { items: ['e'], count: 1, skip: 4, end: 5, limit: 2, total: 5, next: null, previous: 2 })
+  t.same(pageEnvelope([], { skip: 1, limit: 25 }, 0), { items: [], count: 0, skip: 1, end: 1, limit: 25, total: 0, next: null, previous: 0 })
+  t.same(pageEnvelope(['c', 'd'], { skip: 2, limit: 2 }, 4), { items: ['c', 'd'], count: 2, skip: 2, end: 4, limit: 2, total: 4, next: null, previous: 0 })
+  t.same(pageEnvelope(['a'], { skip: 10, limit: 25 }, 40), { items: ['a'], count: 1, skip: 10, end: 11, limit: 25, total: 40, next: 11, previous: 0 },
     'a page the byte bound cut: next right after its last item')
   t.equal(pageEnvelope([], { skip: 3, limit: 25 }, 40).next, null, 'an empty page never points at itself')
 })
@@ -147,4 +147,46 @@ t.test('contains with frequent trigrams: the index looks up a part without them,
   t.same(other.page.params, ['%oup 4242%', 25, 0, LIMITS.LIST_MAX_PAGE_BYTES], 'trigrams of another field change nothing')
   const rare = listStatements(SPEC, parsed.value, source, { name: new Set(['gro']) })
   t.same(rare.page.params, ['%oup 4242%', 25, 0, LIMITS.LIST_MAX_PAGE_BYTES], 'a value without frequent trigrams is looked up whole')
+})
+
+t.test('the bracket forms: equals[field], contains[field], starts-with[field], in[field], not-in[field]', async (t) => {
+  const brackets = (extra: Record<string, unknown>) => parseListQuery(SPEC, { ...query(), ...extra } as ListQueryString, LIMITS)
+  const parsed = brackets({
+    'equals[name]': 'a', 'contains[description]': 'b', 'starts-with[name]': 'c', 'startsWith[description]': 'd', 'in[name]': ['x', 'y'], 'not-in[description]': 'z'
+  })
+  t.same(parsed, {
+    ok: true,
+    value: {
+      limit: 25,
+      skip: 0,
+      maxBytes: LIMITS.LIST_MAX_PAGE_BYTES,
+      sort: 'name',
+      order: 1,
+      filters: [
+        { op: 'equals', field: 'name', value: 'a' },
+        { op: 'contains', field: 'description', value: 'b' },
+        { op: 'startsWith', field: 'name', value: 'c' },
+        { op: 'startsWith', field: 'description', value: 'd' },
+        { op: 'in', field: 'name', values: ['x', 'y'] },
+        { op: 'notIn', field: 'description', values: ['z'] }
+      ],
+      projection: { kind: 'all' }
+    }
+  }, 'each bracket is a filter on its field; one value of in/not-in is a list of one')
+  t.same(brackets({ equals: 'a', 'equals[description]': 'b' }).ok && (brackets({ equals: 'a', 'equals[description]': 'b' }) as { value: { filters: unknown[] } }).value.filters, [
+    { op: 'equals', field: 'name', value: 'a' },
+    { op: 'equals', field: 'description', value: 'b' }
+  ], 'beside the flat form, both apply')
+  t.same(brackets({ 'equals[version]': '1' }), { ok: false, reason: 'querystring/equals[version] names unknown field "version"; known: name, description' })
+  t.same(brackets({ 'not-in[]': ['1'] }), { ok: false, reason: 'querystring/not-in[] names no field; known: name, description' })
+  t.same(brackets({ 'other[name]': 'x' }).ok, true, 'keys of no bracket form are left to the schema')
+})
+
+t.test('in and not-in as SQL: the values as one array parameter', async (t) => {
+  const request = parseListQuery(SPEC, { ...query(), 'in[name]': ['a', 'b'], 'not-in[description]': ['c'] } as ListQueryString, LIMITS)
+  if (!request.ok) throw new Error(request.reason)
+  const { page } = listStatements(SPEC, request.value, { table: 'groups', columns: '*', arms: [], params: [] })
+  t.match(page.text, /name = ANY\(\$\d+::text\[\]\) AND description <> ALL\(\$\d+::text\[\]\)/)
+  t.ok(page.params.some((p) => Array.isArray(p) && p.join() === 'a,b'))
+  t.ok(page.params.some((p) => Array.isArray(p) && p.join() === 'c'))
 })

@@ -21,7 +21,7 @@ for (const database of testDatabases) {
       t.equal(list.statusCode, 200)
       const listed = { client_id: client.client_id, name: 'robot', description: 'ci', roles: ['designer'], groups: ['net'] }
       const body = list.json()
-      t.match(body, { items: [listed], results: [listed], count: 1, skip: 0, limit: 25, total: 1, next: null, previous: null }, 'the page envelope, items also as results')
+      t.match(body, { items: [listed], results: [listed], count: 1, skip: 0, end: 1, limit: 25, total: 1, next: null, previous: null }, 'the page envelope, items also as results')
       t.match(body.items[0]._meta, { createdBy: { username: 'admin' }, updatedBy: { username: 'admin' } })
       t.notOk(list.body.includes(client.client_secret))
       const robot = basic('robot', 'robot-password')
@@ -159,7 +159,7 @@ for (const database of testDatabases) {
     const names = (p: Page): Array<string | undefined> => p.items.map((c) => c.name)
 
     t.test('sorted by client_id, either way; pages followed by next read every client once', async (t) => {
-      t.same(await page(''), { items: byId, results: byId, count: 6, skip: 0, limit: 25, total: 6, next: null, previous: null })
+      t.same(await page(''), { items: byId, results: byId, count: 6, skip: 0, end: 6, limit: 25, total: 6, next: null, previous: null })
       t.same((await page('sort=client_id&order=-1')).items, [...byId].reverse())
       const seen: Array<Partial<Client>> = []
       let skip: number | null = 0
@@ -193,7 +193,7 @@ for (const database of testDatabases) {
       t.same(names(await page('contains=BACKUP&containsField=description')), inOrder(['Nightly audit', 'Épsilon sync']))
       const one = byId[3] as Client
       t.same((await page(`starts-with=${one.client_id.slice(0, 20)}&startsWithField=client_id`)).items, [one])
-      t.same(await page('contains=nothing-like-this'), { items: [], results: [], count: 0, skip: 0, limit: 25, total: 0, next: null, previous: null })
+      t.same(await page('contains=nothing-like-this'), { items: [], results: [], count: 0, skip: 0, end: 0, limit: 25, total: 0, next: null, previous: null })
     })
 
     t.test('include and exclude', async (t) => {

@@ -38,7 +38,7 @@ for (const database of testDatabases) {
       const got = await inject('GET', `${URL_BASE}/nso-lab`)
       t.same(got.json(), created.json())
       const list = await inject('GET', URL_BASE)
-      t.same(list.json(), { items: [created.json()], count: 1, skip: 0, limit: 25, total: 1, next: null, previous: null })
+      t.same(list.json(), { items: [created.json()], count: 1, skip: 0, end: 1, limit: 25, total: 1, next: null, previous: null })
 
       const changed = await inject('PUT', `${URL_BASE}/nso-lab`, { timeoutMs: 5000, baseUrl: 'https://NSO.example.net:8888/prefix/' })
       t.equal(changed.statusCode, 200)

@@ -7,7 +7,7 @@ import { adminAuth, buildTestApp, createUser, testDatabases } from '../../helper
 const BASE = '/studio/component-groups'
 
 type Doc = Record<string, unknown> & { _id: string, name: string }
-interface Page { items: Doc[], count: number, skip: number, limit: number, total: number, next: number | null, previous: number | null }
+interface Page { items: Doc[], count: number, skip: number, end: number, limit: number, total: number, next: number | null, previous: number | null }
 
 // Names that sort differently by byte and by dictionary, and share parts for the filters.
 const PUBLIC = ['alpha core', 'Beta edge', 'core Gamma', 'delta_core', 'Épsilon core', 'zeta']
@@ -67,7 +67,7 @@ for (const database of testDatabases) {
         t.equal(pages, Math.ceil(everything.length / limit))
       }
       const past = await page('skip=1000')
-      t.same(past, { items: [], count: 0, skip: 1000, limit: 25, total: everything.length, next: null, previous: 975 })
+      t.same(past, { items: [], count: 0, skip: 1000, end: 1000, limit: 25, total: everything.length, next: null, previous: 975 })
       t.equal((await page('')).limit, 25, 'limit defaults to 25')
     })
 
@@ -176,7 +176,7 @@ for (const database of testDatabases) {
 
     t.test('users and adapters speak the same language', async (t) => {
       const users = await app.inject({ url: '/users?sort=username&order=-1&include=username&limit=2', headers: { authorization: adminAuth } })
-      t.same(users.json(), { items: [{ username: 'rita' }, { username: 'nobody' }], count: 2, skip: 0, limit: 2, total: 3, next: 2, previous: null })
+      t.same(users.json(), { items: [{ username: 'rita' }, { username: 'nobody' }], count: 2, skip: 0, end: 2, limit: 2, total: 3, next: 2, previous: null })
       t.same((await app.inject({ url: '/users?starts-with=RI&include=username', headers: { authorization: adminAuth } })).json().items, [{ username: 'rita' }])
       t.equal((await app.inject({ url: '/users?skip=99999999999999999999', headers: { authorization: adminAuth } })).statusCode, 400)
       t.equal((await app.inject({ url: '/users?contains=x&containsField=password', headers: { authorization: adminAuth } })).statusCode, 400)
@@ -189,6 +189,7 @@ for (const database of testDatabases) {
         items: [{ id: 'nso-a', baseUrl: 'https://nso-a.example.net', username: 'u', timeoutMs: 30000, rejectUnauthorized: true }],
         count: 1,
         skip: 0,
+        end: 1,
         limit: 1,
         total: 2,
         next: 1,

@@ -23,7 +23,7 @@ for (const database of testDatabases) {
       t.equal(list.statusCode, 200)
       t.equal(list.json().total, 2)
       t.equal(list.json().items.length, 1)
-      t.match(list.json(), { count: 1, skip: 0, limit: 1, next: 1, previous: null })
+      t.match(list.json(), { count: 1, skip: 0, end: 1, limit: 1, next: 1, previous: null })
       t.notMatch(list.body, /password/)
 
       const got = await app.inject({ url: '/users/ann', headers: { authorization: adminAuth } })

@@ -99,7 +99,7 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
       reply.header('x-orchestrator-empty', 'true')
       const type = emptyJsonType(params.accept, answer.contentType)
       if (type === undefined) return await reply.code(204).send()
-      return await reply.code(200).type(type).send('{}')
+      return await reply.code(200).type(type).send(Buffer.from('{}'))
     }
     if (answer.contentType !== undefined) reply.header('content-type', answer.contentType)
     // The bytes go as they came, so their coding goes with them (gzip stays gzip, labelled).

@@ -158,7 +158,12 @@ export const UpstreamErrorResponse = Type.Composite([
         description: 'Its body untouched (e.g. ietf-restconf:errors): parsed when JSON, else text, null when empty. ' +
           'Only its first 64 KiB are read: a longer one is that much of it, as text.'
       }),
-      truncated: Type.Optional(Type.Boolean({ description: 'Present (true) when the body was longer than 64 KiB.' }))
+      truncated: Type.Optional(Type.Boolean({ description: 'Present (true) when the body was longer than 64 KiB.' })),
+      traceId: Type.Optional(Type.String({ description: 'NSO\'s X-Cisco-NSO-Trace-ID, when it sent one.' }))
+    })),
+    nsoStatus: Type.Optional(Type.Integer({
+      description: 'The orchestrator\'s status when the failure came after it (UPSTREAM_ANSWER_INTERRUPTED, or a deadline passed mid-answer): ' +
+        'the orchestrator got the request and may have carried it out.'
     }))
   })
 ], { additionalProperties: true, description: 'Error; for an orchestrator error also its status and body.' })

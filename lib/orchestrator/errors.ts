@@ -29,5 +29,17 @@ export const UpstreamInvalidEncoding = defineError<[id: string, reason: string]>
   'Orchestrator adapter "%s" answered a body its Content-Encoding does not decode (%s)', 502)
 export const UpstreamTimeout = defineError<[id: string, timeoutMs: number]>('UPSTREAM_TIMEOUT',
   'Orchestrator adapter "%s" did not answer within %s ms', 504)
+/** The status line came, the body did not come whole; the reply also carries `nsoStatus`. */
+export const UpstreamAnswerInterrupted = defineError<[id: string, answer: string, detail: string]>('UPSTREAM_ANSWER_INTERRUPTED',
+  'Orchestrator adapter "%s" answered %s, then the connection broke before its answer was complete (%s): ' +
+  'the operation may have been carried out', 502)
+export const UpstreamUnexpectedMediaType = defineError<[id: string, answer: string, contentType: string, accept: string]>('UPSTREAM_UNEXPECTED_MEDIA_TYPE',
+  'Orchestrator adapter "%s" answered %s with a body of type %s where %s was asked for (a page of a proxy in front of it?)', 502)
+// The relay's own line of calls waiting for a connection of an adapter's pool; the reply also
+// carries `retryAfter` (and a Retry-After header).
+export const RelayQueueFull = defineError<[id: string, running: number, waiting: number]>('RELAY_QUEUE_FULL',
+  'Orchestrator adapter "%s" has %s calls under way and %s waiting for a connection: no more may wait (ORCHESTRATOR_QUEUE_MAX)', 503)
+export const RelayQueueTimeout = defineError<[id: string, waitMs: number]>('RELAY_QUEUE_TIMEOUT',
+  'No connection to orchestrator adapter "%s" came free within %s ms (ORCHESTRATOR_QUEUE_WAIT_MS)', 503)
 // Only the relay's client refuses calls while the instance closes.
 export const ShuttingDown = defineError('SHUTTING_DOWN', 'The service is shutting down', 503)

@@ -118,6 +118,28 @@ export function isJsonMediaType (contentTypeHeader: string | undefined): boolean
   return essence === 'application/json' || (subtype.endsWith('+json') && subtype.length > '+json'.length)
 }
 
+const essenceOf = (mediaType: string): string => (mediaType.split(';')[0] ?? '').trim().toLowerCase()
+
+function isXmlEssence (essence: string): boolean {
+  return essence === 'application/xml' || essence === 'text/xml' || /^application\/[^/]+\+xml$/.test(essence)
+}
+
+/**
+ * Whether an answer's Content-Type is what `accept` (one media type, checked by checkMediaType)
+ * asked for: the same type, one its wildcard covers, or the same family (any JSON type for a JSON
+ * accept, any XML type for an XML one: NSO answers `application/yang-data+json` to
+ * `application/json`). An HTML page from a proxy is none of these; no Content-Type is none either.
+ */
+export function answersAccept (accept: string, contentType: string | undefined): boolean {
+  if (contentType === undefined) return false
+  const asked = essenceOf(accept)
+  const got = essenceOf(contentType)
+  if (asked === '*/*' || asked === got) return true
+  if (asked.endsWith('/*')) return got.startsWith(asked.slice(0, -1))
+  if (isJsonMediaType(asked)) return isJsonMediaType(got)
+  return isXmlEssence(asked) && isXmlEssence(got)
+}
+
 export interface RelayActionParams {
   path: unknown;
   accept: unknown;

@@ -2,7 +2,9 @@
 // bodies decoded for the reply, and every failure turned into the one error shape.
 import { STATUS_CODES } from 'node:http'
 import { withDetails, type CatalogError } from '../http/errors.js'
-import { UpstreamError, UpstreamInvalidJson, UpstreamResponseTooLarge, UpstreamTimeout, UpstreamUnreachable } from './errors.js'
+import {
+  UpstreamAnswerInterrupted, UpstreamError, UpstreamInvalidJson, UpstreamResponseTooLarge, UpstreamTimeout, UpstreamUnexpectedMediaType, UpstreamUnreachable
+} from './errors.js'
 import { JsonChecker } from './json-check.js'
 import { decodeSmallBody, parseContentEncoding } from './content-encoding.js'
 import { isJsonMediaType } from './relay-request.js'
@@ -21,6 +23,14 @@ export interface UpstreamAnswer {
   body: Buffer
   /** The body was longer than what was read (an error body past UPSTREAM_ERROR_BODY_MAX_BYTES). */
   truncated?: boolean
+  /** NSO's X-Cisco-NSO-Trace-ID, when it sent one. */
+  traceId?: string | undefined
+}
+
+/** A status with its reason phrase when it has one ("409 Conflict", "599"). */
+export function statusText (status: number): string {
+  const reason = STATUS_CODES[status]
+  return `${status}${reason === undefined ? '' : ` ${reason}`}`
 }
 
 /**
@@ -47,7 +57,7 @@ export async function decodedErrorAnswer (answer: UpstreamAnswer): Promise<Upstr
   const decoded = await decodeSmallBody(answer.body, coding, UPSTREAM_ERROR_BODY_MAX_BYTES)
   if (decoded === undefined) return answer
   const truncated = answer.truncated === true || decoded.truncated
-  return { status: answer.status, contentType: answer.contentType, body: decoded.body, ...(truncated ? { truncated } : {}) }
+  return { status: answer.status, contentType: answer.contentType, traceId: answer.traceId, body: decoded.body, ...(truncated ? { truncated } : {}) }
 }
 
 /** Only 2xx is a success: errors and redirects (never followed: they could lead elsewhere) are a 502. */
@@ -69,13 +79,13 @@ export interface LoggedUpstreamAnswer {
  * LOGGED_ERROR_BODY_MAX_CHARS characters only.
  */
 export function upstreamStatusError (adapterId: string, answer: UpstreamAnswer): CatalogError & { upstream: LoggedUpstreamAnswer } {
-  const reason = STATUS_CODES[answer.status]
   const truncated = answer.truncated === true
-  const err = withDetails(new UpstreamError(adapterId, `${answer.status}${reason === undefined ? '' : ` ${reason}`}`), {
+  const err = withDetails(new UpstreamError(adapterId, statusText(answer.status)), {
     upstream: {
       status: answer.status,
       body: decodeUpstreamBody(answer.contentType, answer.body, truncated) ?? null,
-      ...(truncated ? { truncated: true } : {})
+      ...(truncated ? { truncated: true } : {}),
+      ...(answer.traceId === undefined ? {} : { traceId: answer.traceId })
     }
   })
   // The reply's details stay readable but out of the logged fields (an error is logged whole).
@@ -105,17 +115,47 @@ export function isClosedPoolError (err: unknown): boolean {
   return code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED'
 }
 
-/** 504 when the adapter's deadline passed, 502 when the orchestrator could not be reached or read. */
-export function upstreamFailure (adapterId: string, err: unknown, limits: { timeoutMs: number, maxBytes: number }): CatalogError {
+/**
+ * 504 when the adapter's deadline passed, 502 when the orchestrator could not be reached or read.
+ * With `nsoStatus` (the failure came after the orchestrator's status line) the error carries it,
+ * and a broken connection is UPSTREAM_ANSWER_INTERRUPTED, never "could not reach": the orchestrator
+ * got the request and may have carried it out.
+ */
+export function upstreamFailure (adapterId: string, err: unknown, limits: { timeoutMs: number, maxBytes: number }, nsoStatus?: number): CatalogError {
   const code = errorCode(err)
   const name = (err as { name?: unknown } | null)?.name
-  if (name === 'TimeoutError' || (code !== undefined && TIMEOUT_CODES.has(code))) {
-    return new UpstreamTimeout(adapterId, limits.timeoutMs, { cause: err })
-  }
-  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
-    return new UpstreamResponseTooLarge(adapterId, limits.maxBytes, { cause: err })
-  }
-  const message = err instanceof Error ? err.message : String(err)
-  const detail = code === undefined || message.includes(code) ? message : `${code}: ${message}`
-  return new UpstreamUnreachable(adapterId, detail, { cause: err })
+  const answered = nsoStatus === undefined ? undefined : { nsoStatus }
+  const failure = ((): CatalogError => {
+    if (name === 'TimeoutError' || (code !== undefined && TIMEOUT_CODES.has(code))) {
+      return new UpstreamTimeout(adapterId, limits.timeoutMs, { cause: err })
+    }
+    if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
+      return new UpstreamResponseTooLarge(adapterId, limits.maxBytes, { cause: err })
+    }
+    const message = err instanceof Error ? err.message : String(err)
+    const detail = code === undefined || message.includes(code) ? message : `${code}: ${message}`
+    if (nsoStatus !== undefined) return new UpstreamAnswerInterrupted(adapterId, statusText(nsoStatus), detail, { cause: err })
+    return new UpstreamUnreachable(adapterId, detail, { cause: err })
+  })()
+  return answered === undefined ? failure : withDetails(failure, answered)
+}
+
+/** 502 for a 2xx answer with a body of another media type than the one asked for. */
+export function upstreamUnexpectedMediaType (adapterId: string, status: number, contentType: string | undefined, accept: string): CatalogError {
+  return new UpstreamUnexpectedMediaType(adapterId, statusText(status), contentType === undefined ? 'none (no Content-Type)' : `"${contentType}"`, `"${accept}"`)
+}
+
+/** A 2xx answer that has no body whatever its Content-Type says (NSO labels these text/html). */
+export function isBodilessAnswer (status: number, contentLength: number | undefined): boolean {
+  return status === 204 || status === 205 || contentLength === 0
+}
+
+/**
+ * The media type of the `{}` that stands for a bodiless 2xx answer to a restQuery: the answer's
+ * own type when it is JSON (NSO labels the 204 of an empty container `application/yang-data+json`),
+ * else the asked one when it is JSON; undefined when neither is (the 204 then goes through as it is).
+ */
+export function emptyJsonType (accept: string, contentType: string | undefined): string | undefined {
+  if (isJsonMediaType(contentType)) return contentType
+  return isJsonMediaType(accept) ? accept : undefined
 }

@@ -4,10 +4,16 @@ import { Pool } from 'undici'
 import { basicAuthorization } from '../../lib/auth/basic-auth-header.js'
 import { HttpError } from '../../lib/http/errors.js'
 import { splitBaseUrl, upstreamPath, type UpstreamBase } from '../../lib/orchestrator/adapter.js'
-import { AdapterNotFound, ShuttingDown, UpstreamInvalidEncoding, UpstreamResponseTooLarge, UpstreamUnsupportedEncoding } from '../../lib/orchestrator/errors.js'
+import {
+  AdapterNotFound, RelayQueueFull, RelayQueueTimeout, ShuttingDown, UpstreamInvalidEncoding, UpstreamResponseTooLarge, UpstreamUnsupportedEncoding
+} from '../../lib/orchestrator/errors.js'
+import { CallQueue, CallQueueRefusal, type Release } from '../../lib/orchestrator/call-queue.js'
+import { withDetails } from '../../lib/http/errors.js'
 import { decodedBody, parseContentEncoding } from '../../lib/orchestrator/content-encoding.js'
-import type { RelayMethod } from '../../lib/orchestrator/relay-request.js'
-import { decodedErrorAnswer, isClosedPoolError, isUpstreamSuccess, upstreamFailure, upstreamStatusError, type UpstreamAnswer } from '../../lib/orchestrator/upstream.js'
+import { answersAccept, type RelayMethod } from '../../lib/orchestrator/relay-request.js'
+import {
+  decodedErrorAnswer, isClosedPoolError, isUpstreamSuccess, upstreamFailure, upstreamStatusError, upstreamUnexpectedMediaType, type UpstreamAnswer
+} from '../../lib/orchestrator/upstream.js'
 import type { RelayAdapter } from './adapters-repository.js'
 import { StreamingExchange, type UpstreamResponse } from './exchange.js'
 
@@ -37,14 +43,20 @@ interface Connection {
   usedAt: number
   /** Calls under way. */
   active: number
+  /** Admits at most `connections` calls at once; the others wait their turn here. */
+  queue: CallQueue
 }
 
 export interface OrchestratorClientOptions {
   findAdapter: (id: string) => Promise<RelayAdapter | undefined>
   /** How long an adapter row is trusted before it is read again (0: read on every call). */
   cacheTtlMs: number
-  /** Sockets per adapter. */
+  /** Sockets per adapter: as many calls run at once. */
   connections: number
+  /** Calls per adapter that may wait for a free socket (0: none wait); default 100. */
+  queueMax?: number
+  /** How long a call may wait for a free socket before it is refused; default 30000. */
+  queueWaitMs?: number
   /** A pool with no call for this long is closed, and built again on the next call (0: never). */
   poolIdleMs?: number
   now?: () => number
@@ -58,6 +70,10 @@ export interface OrchestratorClientOptions {
  */
 export function orchestratorClient (options: OrchestratorClientOptions) {
   const { findAdapter, cacheTtlMs, connections } = options
+  const queueMax = options.queueMax ?? 100
+  const queueWaitMs = options.queueWaitMs ?? 30_000
+  // A retry after the line's longest wait meets a line of calls that all came after it.
+  const retryAfter = Math.max(1, Math.ceil(queueWaitMs / 1000))
   const poolIdleMs = options.poolIdleMs ?? 0
   const now = options.now ?? Date.now
   const entries = new Map<string, Connection>()
@@ -83,7 +99,8 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
     })
     const authorization = basicAuthorization(adapter.username, adapter.password)
     const at = now()
-    return { adapter, base, authorization, pool, fetchedAt: at, usedAt: at, active: 0 }
+    const queue = new CallQueue({ slots: connections, maxWaiting: queueMax, maxWaitMs: queueWaitMs })
+    return { adapter, base, authorization, pool, fetchedAt: at, usedAt: at, active: 0, queue }
   }
 
   // Idle pools are looked for every half idle time, so one closes between 1 and 1.5 idle times
@@ -143,7 +160,22 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
     return await pending
   }
 
-  function dispatch (id: string, conn: Connection, request: UpstreamRequest): Promise<UpstreamResponse | UpstreamAnswer> {
+  // Calls past the pool's sockets wait here, not in undici's queue, so that the adapter's deadline
+  // starts when a socket is free and bounds the orchestrator's answer only.
+  async function admitted (id: string, conn: Connection): Promise<Release> {
+    try {
+      return await conn.queue.acquire()
+    } catch (err) {
+      /* c8 ignore next -- CallQueue refuses with nothing else */
+      if (!(err instanceof CallQueueRefusal)) throw err
+      const refusal = err.reason === 'full'
+        ? new RelayQueueFull(id, conn.queue.running, conn.queue.waiting)
+        : new RelayQueueTimeout(id, queueWaitMs)
+      throw withDetails(refusal, { retryAfter })
+    }
+  }
+
+  function dispatch (id: string, conn: Connection, request: UpstreamRequest, release: Release): Promise<UpstreamResponse | UpstreamAnswer> {
     // Only these headers go upstream: the caller's (its Authorization above all) never do.
     const headers: Record<string, string> = { authorization: conn.authorization, accept: request.accept }
     if (request.body !== undefined) headers['content-type'] = request.body.contentType
@@ -153,10 +185,20 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
     const done = (): void => {
       conn.active--
       conn.usedAt = now()
+      release()
     }
-    const midBody = (err: unknown): Error => upstreamFailure(id, err, { timeoutMs, maxBytes: MAX_UPSTREAM_RESPONSE_BYTES })
+    const answered = (err: unknown, nsoStatus: number): Error =>
+      upstreamFailure(id, err, { timeoutMs, maxBytes: MAX_UPSTREAM_RESPONSE_BYTES }, nsoStatus)
     return new Promise((resolve, reject) => {
-      const exchange = new StreamingExchange({ resolve, reject, done, failure: midBody, timeoutMs })
+      const exchange = new StreamingExchange({
+        resolve,
+        reject,
+        done,
+        failure: answered,
+        accepts: (contentType) => answersAccept(request.accept, contentType),
+        unexpectedType: (status, contentType) => upstreamUnexpectedMediaType(id, status, contentType, request.accept),
+        timeoutMs
+      })
       conn.pool.dispatch({
         method: request.method,
         path: upstreamPath(conn.base, request.path),
@@ -191,16 +233,17 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
       undecodable: (reason) => new UpstreamInvalidEncoding(id, reason)
     })
     // The decoded length is not known in advance.
-    return { status: answer.status, contentType: answer.contentType, contentEncoding: undefined, contentLength: undefined, body }
+    return { ...answer, contentEncoding: undefined, contentLength: undefined, body }
   }
 
   async function exchange (id: string, request: UpstreamRequest): Promise<UpstreamResponse> {
     for (let attempt = 0; ; attempt++) {
       const conn = await connection(id)
       if (conn === undefined) throw new AdapterNotFound(id)
+      const release = await admitted(id, conn)
       let answer: UpstreamResponse | UpstreamAnswer
       try {
-        answer = await dispatch(id, conn, request)
+        answer = await dispatch(id, conn, request, release)
       } catch (err) {
         // The pool was closed between lookup and dispatch: nothing was sent, build or take another.
         if (attempt === 0 && isClosedPoolError(err)) {
@@ -243,11 +286,11 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
       return entries.get(id)?.pool
     },
 
-    /** Each live pool's connection counts, for metrics. */
-    poolStats (): Array<{ adapter: string, connected: number, free: number, pending: number, running: number }> {
-      return [...entries.entries()].map(([adapter, { pool }]) => {
+    /** Each live pool's connection counts and calls waiting for a connection, for metrics. */
+    poolStats (): Array<{ adapter: string, connected: number, free: number, pending: number, running: number, queued: number }> {
+      return [...entries.entries()].map(([adapter, { pool, queue }]) => {
         const { connected, free, pending, running } = pool.stats
-        return { adapter, connected, free, pending, running }
+        return { adapter, connected, free, pending, running, queued: queue.waiting }
       })
     },
 

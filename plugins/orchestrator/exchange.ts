@@ -2,7 +2,7 @@
 // with backpressure down to the socket. plugins/orchestrator/client.ts starts these.
 import { Readable } from 'node:stream'
 import type { Dispatcher } from 'undici'
-import { isUpstreamSuccess, UPSTREAM_ERROR_BODY_MAX_BYTES, type UpstreamAnswer } from '../../lib/orchestrator/upstream.js'
+import { isBodilessAnswer, isUpstreamSuccess, UPSTREAM_ERROR_BODY_MAX_BYTES, type UpstreamAnswer } from '../../lib/orchestrator/upstream.js'
 
 /**
  * A 2xx answer whose body is still arriving. Reading `body` pulls it from the orchestrator
@@ -17,6 +17,10 @@ export interface UpstreamResponse {
   contentEncoding: string | undefined
   /** The announced Content-Length, when there was one. */
   contentLength: number | undefined
+  /** NSO's Location (RFC 8040 4.4.1: what a POST created), verbatim, when it sent one. */
+  location?: string | undefined
+  /** NSO's X-Cisco-NSO-Trace-ID, when it sent one. */
+  traceId?: string | undefined
   body: Readable
 }
 
@@ -25,8 +29,15 @@ export interface ExchangeOptions {
   reject: (err: unknown) => void
   /** Called once when the exchange is over, however it ended. */
   done: () => void
-  /** The HttpError a failure after the headers becomes (the body stream errors with it). */
-  failure: (err: unknown) => Error
+  /**
+   * The HttpError a failure after the status line becomes (`nsoStatus`: that status): the body
+   * stream errors with it, or the call rejects with it when no body had started.
+   */
+  failure: (err: unknown, nsoStatus: number) => Error
+  /** Whether a 2xx answer's Content-Type is what was asked for; one that is not fails when a body byte comes. */
+  accepts: (contentType: string | undefined) => boolean
+  /** The error of a 2xx answer whose body is of a type not asked for. */
+  unexpectedType: (status: number, contentType: string | undefined) => Error
   timeoutMs: number
 }
 
@@ -50,6 +61,10 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
   #contentType: string | undefined
   #contentEncoding: string | undefined
   #contentLength: number | undefined
+  #location: string | undefined
+  #traceId: string | undefined
+  // A 2xx of a type not asked for: a success only if it turns out bodiless.
+  #unexpected = false
   #body: UpstreamBody | undefined
   #errorChunks: Buffer[] | undefined
   #errorBytes = 0
@@ -84,22 +99,48 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
       } else if (name === 'content-length') {
         const length = Number((rawHeaders[i + 1] as Buffer).toString('latin1'))
         if (Number.isSafeInteger(length) && length >= 0) this.#contentLength = length
-      }
+      } else if (name === 'location') this.#location = (rawHeaders[i + 1] as Buffer).toString('latin1')
+      else if (name === 'x-cisco-nso-trace-id') this.#traceId = (rawHeaders[i + 1] as Buffer).toString('latin1')
     }
     this.#resume = resume
     if (!isUpstreamSuccess(statusCode)) {
       this.#errorChunks = []
       return true
     }
-    this.#body = new UpstreamBody(this)
-    this.#settled = true
-    this.options.resolve({
-      status: statusCode, contentType: this.#contentType, contentEncoding: this.#contentEncoding, contentLength: this.#contentLength, body: this.#body
-    })
+    // Decided at the first body byte, or at the end when none comes (NSO's bodiless text/html 201).
+    if (!isBodilessAnswer(statusCode, this.#contentLength) && !this.options.accepts(this.#contentType)) {
+      this.#unexpected = true
+      return true
+    }
+    this.#resolveSuccess()
     return true
   }
 
+  #resolveSuccess (): UpstreamBody {
+    const body = new UpstreamBody(this)
+    this.#body = body
+    this.#settled = true
+    this.options.resolve({
+      status: this.#status,
+      contentType: this.#contentType,
+      contentEncoding: this.#contentEncoding,
+      contentLength: this.#contentLength,
+      ...(this.#location === undefined ? {} : { location: this.#location }),
+      ...(this.#traceId === undefined ? {} : { traceId: this.#traceId }),
+      body
+    })
+    return body
+  }
+
   onData (chunk: Buffer): boolean {
+    if (this.#unexpected) {
+      if (this.#settled || chunk.length === 0) return true
+      this.#settled = true
+      this.#finish()
+      this.options.reject(this.options.unexpectedType(this.#status, this.#contentType))
+      this.#abort?.(new Error('an answer of a media type not asked for'))
+      return false
+    }
     if (this.#body !== undefined) {
       if (this.#body.push(chunk)) return true
       this.#paused = true
@@ -123,6 +164,7 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
   // undici never completes a request it aborted, so this runs only once and only while unsettled
   // or streaming.
   onComplete (): void {
+    if (this.#unexpected && this.#body === undefined) this.#resolveSuccess()
     if (this.#body !== undefined) {
       if (this.#finish()) this.#body.push(null)
       return
@@ -153,7 +195,12 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
     const chunks = this.#errorChunks ?? []
     const body = chunks.length === 1 ? chunks[0] as Buffer : Buffer.concat(chunks)
     this.options.resolve({
-      status: this.#status, contentType: this.#contentType, contentEncoding: this.#contentEncoding, body, ...(truncated ? { truncated } : {})
+      status: this.#status,
+      contentType: this.#contentType,
+      contentEncoding: this.#contentEncoding,
+      ...(this.#traceId === undefined ? {} : { traceId: this.#traceId }),
+      body,
+      ...(truncated ? { truncated } : {})
     })
   }
 
@@ -161,11 +208,12 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
     if (!this.#finish()) return
     if (!this.#settled) {
       this.#settled = true
-      this.options.reject(err)
+      // After the status line the orchestrator got the request: the error says what it answered.
+      this.options.reject(this.#status === 0 ? err : this.options.failure(err, this.#status))
       return
     }
     // Mid-body: the reader sees the failure as the stream's error.
-    this.#body?.destroy(this.options.failure(err))
+    this.#body?.destroy(this.options.failure(err, this.#status))
   }
 
   /** Ends the exchange's bookkeeping; false when it had already ended. */

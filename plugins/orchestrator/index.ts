@@ -25,7 +25,9 @@ export default fp(async (fastify) => {
     findAdapter: async (id) => await repository.findForRelay(id),
     cacheTtlMs: fastify.config.ORCHESTRATOR_ADAPTER_CACHE_TTL_MS,
     connections: fastify.config.ORCHESTRATOR_POOL_CONNECTIONS,
-    poolIdleMs: fastify.config.ORCHESTRATOR_POOL_IDLE_MS
+    poolIdleMs: fastify.config.ORCHESTRATOR_POOL_IDLE_MS,
+    queueMax: fastify.config.ORCHESTRATOR_QUEUE_MAX,
+    queueWaitMs: fastify.config.ORCHESTRATOR_QUEUE_WAIT_MS
   })
   fastify.decorate('orchestrator', client)
   fastify.addHook('onClose', async () => { await client.close() })
@@ -36,13 +38,13 @@ export default fp(async (fastify) => {
   new Gauge({
     name: 'orchestrator_pool_connections',
     help: byAdapter
-      ? 'Connections of each orchestrator adapter pool: connected, free, and requests pending or running'
-      : 'Connections of the orchestrator adapter pools, summed: connected, free, and requests pending or running',
+      ? 'Connections of each orchestrator adapter pool: connected, free, requests pending or running, and calls queued for a connection'
+      : 'Connections of the orchestrator adapter pools, summed: connected, free, requests pending or running, and calls queued for a connection',
     labelNames: byAdapter ? ['adapter', 'state'] : ['state'],
     registers: [fastify.metricsRegistry],
     collect () {
       this.reset()
-      const totals: Record<string, number> = { connected: 0, free: 0, pending: 0, running: 0 }
+      const totals: Record<string, number> = { connected: 0, free: 0, pending: 0, running: 0, queued: 0 }
       for (const { adapter, ...counts } of client.poolStats()) {
         for (const [state, value] of Object.entries(counts)) {
           if (byAdapter) this.set({ adapter, state }, value)

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply } from 'fastify'
 import { ADMINS } from '../../lib/auth/roles.js'
 import { checkActionParams, checkQueryParams } from '../../lib/orchestrator/relay-request.js'
 import type { CheckResult } from '../../lib/http/check-result.js'
-import { upstreamInvalidJson } from '../../lib/orchestrator/upstream.js'
+import { emptyJsonType, isBodilessAnswer, upstreamInvalidJson } from '../../lib/orchestrator/upstream.js'
 import { InvalidRelayParams } from '../../lib/orchestrator/errors.js'
 import { actionBody } from '../../lib/orchestrator/action-body.js'
 import { pipeline } from 'node:stream'
@@ -19,6 +20,21 @@ function checked<T> (result: CheckResult<T>): T {
 
 const upstreamErrors = { 502: UpstreamErrorResponse, 504: UpstreamErrorResponse }
 
+/**
+ * What the orchestrator's answer says beyond its body, on the relay's reply: its status, its
+ * Location verbatim under a name of its own (a Location on this reply would point into this
+ * service), and NSO's trace id under NSO's own name.
+ */
+function relayHeaders (reply: FastifyReply, answer: { status: number, location?: string | undefined, traceId?: string | undefined }): void {
+  reply.header('x-orchestrator-status', String(answer.status))
+  if (answer.location !== undefined) reply.header('x-orchestrator-location', answer.location)
+  if (answer.traceId !== undefined) reply.header('x-cisco-nso-trace-id', answer.traceId)
+}
+
+const HEADERS_NOTE = ' The reply carries `X-Orchestrator-Status` (the orchestrator\'s status) and, when the orchestrator sent them, ' +
+  '`X-Orchestrator-Location` (its `Location`, verbatim) and `X-Cisco-NSO-Trace-ID`. A 2xx answer with a body of another media type ' +
+  'than `accept` (an HTML page of a proxy) is a 502 `UPSTREAM_UNEXPECTED_MEDIA_TYPE`; a bodiless one (NSO labels its 201 and 204 `text/html`) is a success.'
+
 /** The REST relay to the orchestrator (spec 4.4, 4.5), through a registered adapter. Admin only. */
 const relay: FastifyPluginAsyncTypebox = async (fastify) => {
   const orchestrator = fastify.orchestrator
@@ -32,7 +48,7 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
       description: 'Sends `body` as JSON with `params.method` (default POST) to `params.path` below the adapter\'s base URL, ' +
         'with `Accept: params.accept` and `Content-Type: params.contentType` (default: accept), which must be a JSON media type. ' +
         'GET and DELETE send no body. ' +
-        'Answers `[{result: "<upstream status>", data?}]`; an upstream error status is a 502 carrying it.',
+        'Answers `[{result: "<upstream status>", data?}]`; an upstream error status is a 502 carrying it.' + HEADERS_NOTE,
       tags,
       params: RelayParams,
       body: RestActionBody,
@@ -56,6 +72,7 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
       invalidJson: (reason) => upstreamInvalidJson(adapterId, reason)
     })
     pipeline(answer.body, reply$, () => {})
+    relayHeaders(reply, answer)
     return await reply.code(200).type('application/json; charset=utf-8').send(reply$)
   })
 
@@ -64,7 +81,9 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: {
       summary: 'Make a REST query on the orchestrator',
       description: 'GETs `params.path` below the adapter\'s base URL with `Accept: params.accept` and answers the document ' +
-        'as it came (same Content-Type, Content-Encoding and bytes); an upstream error status is a 502 carrying it.',
+        'as it came (same Content-Type, Content-Encoding and bytes); an upstream error status is a 502 carrying it. ' +
+        'A bodiless answer (NSO\'s 204 for an empty container) to a JSON query is `200` with `{}` and `X-Orchestrator-Empty: true`; ' +
+        'to another one it is the orchestrator\'s 204, with the same header.' + HEADERS_NOTE,
       tags,
       params: RelayParams,
       body: RestQueryBody,
@@ -73,6 +92,15 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     const params = checked(checkQueryParams(request.body.params))
     const answer = await orchestrator.open(request.params.adapterId, { method: 'GET', path: params.path, accept: params.accept })
+    relayHeaders(reply, answer)
+    if (isBodilessAnswer(answer.status, answer.contentLength)) {
+      // Nothing to read; draining it lets the socket go back to the pool.
+      answer.body.resume()
+      reply.header('x-orchestrator-empty', 'true')
+      const type = emptyJsonType(params.accept, answer.contentType)
+      if (type === undefined) return await reply.code(204).send()
+      return await reply.code(200).type(type).send(Buffer.from('{}'))
+    }
     if (answer.contentType !== undefined) reply.header('content-type', answer.contentType)
     // The bytes go as they came, so their coding goes with them (gzip stays gzip, labelled).
     if (answer.contentEncoding !== undefined) reply.header('content-encoding', answer.contentEncoding)

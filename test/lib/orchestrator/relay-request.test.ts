@@ -315,3 +315,18 @@ t.test('an action body goes up with a JSON Content-Type only; GET and DELETE sen
     t.equal(bodyless.ok ? bodyless.value.contentType : 'x', undefined, `${method}: none sent`)
   }
 })
+
+t.test('answersAccept: same type, wildcard, same family; nothing else', async (t) => {
+  const { answersAccept } = await import('../../../lib/orchestrator/relay-request.js')
+  t.ok(answersAccept('application/yang-data+json', 'application/yang-data+json; charset=utf-8'))
+  t.ok(answersAccept('application/json', 'application/yang-data+json'))
+  t.ok(answersAccept('*/*', 'text/html'))
+  t.ok(answersAccept('application/*', 'application/xml'))
+  t.ok(answersAccept('application/yang-data+xml', 'text/xml'))
+  t.ok(answersAccept('application/xml', 'application/vnd.yang.collection+xml'))
+  t.notOk(answersAccept('application/*', 'text/html'))
+  t.notOk(answersAccept('application/yang-data+json', 'text/html'))
+  t.notOk(answersAccept('application/yang-data+xml', 'application/json'))
+  t.notOk(answersAccept('text/plain', 'text/html'))
+  t.notOk(answersAccept('application/json', undefined))
+})

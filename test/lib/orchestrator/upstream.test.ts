@@ -61,3 +61,17 @@ t.test('a closed or destroyed pool is recognised', async (t) => {
   t.equal(isClosedPoolError(Object.assign(new Error('x'), { code: 'ECONNRESET' })), false)
   t.equal(isClosedPoolError(null), false)
 })
+
+t.test('emptyJsonType and bodiless answers', async (t) => {
+  const { emptyJsonType, isBodilessAnswer, upstreamFailure } = await import('../../../lib/orchestrator/upstream.js')
+  t.equal(emptyJsonType('application/yang-data+xml', 'application/yang-data+json'), 'application/yang-data+json')
+  t.equal(emptyJsonType('application/json', 'text/html'), 'application/json')
+  t.equal(emptyJsonType('application/xml', undefined), undefined)
+  t.ok(isBodilessAnswer(204, undefined))
+  t.ok(isBodilessAnswer(201, 0))
+  t.notOk(isBodilessAnswer(201, undefined))
+  const timedOut = upstreamFailure('nso', new DOMException('late', 'TimeoutError'), { timeoutMs: 5, maxBytes: 1 }, 200)
+  t.match(timedOut, { code: 'UPSTREAM_TIMEOUT', details: { nsoStatus: 200 } })
+  t.match(upstreamFailure('nso', new Error('socket closed'), { timeoutMs: 5, maxBytes: 1 }, 599),
+    { code: 'UPSTREAM_ANSWER_INTERRUPTED', message: /answered 599, then/, details: { nsoStatus: 599 } })
+})

@@ -126,21 +126,41 @@ t.test('a pool closed under a call is replaced and the call still goes through o
   t.equal(nso.received.length, 2, 'nothing was sent twice')
 })
 
-t.test('a call still waiting for a free socket at its deadline is a 504 and is never written', async (t) => {
+t.test('a call waiting for a free socket is not under the adapter\'s deadline: it goes out once one is free', async (t) => {
   const nso = await startNso(t)
-  const { findAdapter } = registry(row(nso, '1', { timeoutMs: 300 }))
-  const client = orchestratorClient({ findAdapter, cacheTtlMs: 60_000, connections: 1 })
+  // Each answer takes 60% of the deadline: two in a row on the one socket would miss it.
+  const { findAdapter } = registry(row(nso, '1', { timeoutMs: 500 }))
+  const client = orchestratorClient({ findAdapter, cacheTtlMs: 60_000, connections: 1, queueMax: 5, queueWaitMs: 10_000 })
   t.teardown(async () => { await client.close() })
-  nso.mode = 'hang'
-  // One socket: the second call queues behind the first, which never gets an answer.
-  const outcomes = await Promise.all([
-    client.send('nso', GET).catch((err: unknown) => err),
-    client.send('nso', { ...GET, path: '/restconf/data/tailf-ncs:devices/device=ce1/address' }).catch((err: unknown) => err)
-  ])
-  for (const outcome of outcomes) t.match(outcome, { statusCode: 504, code: 'UPSTREAM_TIMEOUT' })
-  nso.mode = 'normal'
-  t.equal((await client.send('nso', GET)).status, 200, 'the pool serves again')
-  t.same(nso.received.map((r) => r.url), [GET.path, GET.path], 'the queued call never reached the orchestrator')
+  nso.delayMs = 300
+  const ce1 = { ...GET, path: '/restconf/data/tailf-ncs:devices/device=ce1/address' }
+  const answers = await Promise.all([client.send('nso', GET), client.send('nso', ce1), client.send('nso', GET)])
+  t.same(answers.map((a) => a.status), [200, 200, 200], 'all three answered, one after the other')
+  t.same(nso.received.map((r) => r.url), [GET.path, ce1.path, GET.path], 'in the order they came')
+  t.same(client.poolStats().map((s) => s.queued), [0], 'nobody left waiting')
+})
+
+t.test('the line of waiting calls: full is a 503 at once, waited too long a 503; each says which, with a Retry-After', async (t) => {
+  const nso = await startNso(t)
+  const { findAdapter } = registry(row(nso, '1', { timeoutMs: 5000 }))
+  const client = orchestratorClient({ findAdapter, cacheTtlMs: 60_000, connections: 1, queueMax: 1, queueWaitMs: 200 })
+  t.teardown(async () => { await client.close() })
+  let releaseHeld: (value?: unknown) => void = () => {}
+  const held = new Promise((resolve) => { releaseHeld = resolve })
+  nso.raw.set('/held', { contentType: 'application/yang-data+json', body: '{}', holdBeforeBody: held })
+  const running = client.send('nso', { ...GET, path: '/held' })
+  // The first call holds the one socket (its headers are in): one more may wait, a third may not.
+  while (nso.received.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+  const waiting = client.send('nso', GET).catch((err: unknown) => err)
+  const refused = await client.send('nso', GET).catch((err: unknown) => err)
+  t.match(refused, { statusCode: 503, code: 'RELAY_QUEUE_FULL', details: { retryAfter: 1 } })
+  t.match((refused as Error).message, /1 calls under way and 1 waiting/)
+  t.match(await waiting, { statusCode: 503, code: 'RELAY_QUEUE_TIMEOUT', details: { retryAfter: 1 } })
+  t.match((await waiting as Error).message, /within 200 ms/)
+  releaseHeld()
+  t.equal((await running).status, 200, 'the running call was not disturbed')
+  t.equal(nso.received.length, 1, 'the refused calls never went out')
+  t.equal((await client.send('nso', GET)).status, 200, 'the adapter serves again')
 })
 
 t.test('after close() calls are refused with 503 and no pool is built', async (t) => {

@@ -30,7 +30,7 @@ for (const metricsAuth of [false, true]) {
     } else {
       t.notOk(scrape.body.includes('Zürich') || scrape.body.includes('nso-2'), 'no adapter id anywhere in the scrape')
       // A socket goes back to `free` a moment after its answer: only `connected` is certain.
-      t.same(lines.map((line) => line.replace(/ \d+$/, '')).sort(), ['connected', 'free', 'pending', 'running']
+      t.same(lines.map((line) => line.replace(/ \d+$/, '')).sort(), ['connected', 'free', 'pending', 'queued', 'running']
         .map((state) => `orchestrator_pool_connections{state="${state}"}`), 'by state only')
       t.ok(lines.includes('orchestrator_pool_connections{state="connected"} 2'), 'the two pools summed')
     }

@@ -15,6 +15,7 @@ import gitRepositoriesRoutes from './git/repositories.js'
 import gitCredentialsRoutes from './git/credentials.js'
 import orchestratorAdapterRoutes from './orchestrator_manager/adapters.js'
 import orchestratorRelayRoutes from './orchestrator_manager/relay.js'
+import auditRoutes from './audit/index.js'
 
 const routes: FastifyPluginAsync = async (fastify) => {
   await fastify.register(healthRoutes)
@@ -32,6 +33,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     await api.register(gitCredentialsRoutes, { prefix: '/users' })
     await api.register(orchestratorAdapterRoutes, { prefix: '/orchestrator_manager/adapters' })
     await api.register(orchestratorRelayRoutes, { prefix: '/orchestrator_manager' })
+    await api.register(auditRoutes, { prefix: '/audit' })
   })
 }
 

@@ -39,6 +39,7 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request, reply) => {
     const { username, password } = request.body.user
+    request.audit('login', username, { method: 'session' }, { user: username })
     const user = await fastify.checkPassword(request.ip, username, password)
     if (user === undefined) throw new LoginFailed()
     const { token } = await sessions.create(user.username, SESSION_TTL_S)
@@ -109,6 +110,7 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
       }
       if (form.scope !== undefined && form.scope.trim() !== '') throw new OAuthInvalidScope()
       // An id of another form belongs to no client: refused before anything is looked up or counted.
+      request.audit('oauth.token', clientId, undefined, { serviceAccount: clientId })
       if (!CLIENT_ID.test(clientId)) throw new OAuthInvalidClient()
       const client = await sessions.findClient(clientId)
       const subject = `c:${clientId}`
@@ -116,6 +118,7 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
       const holds = fastify.guardedCheck(request.ip, subject, fastify.loginGuard.fingerprint(subject, secret), stored,
         () => client !== undefined && sameDigest(tokenDigest(secret), client.secretDigest))
       if (!holds || client === undefined) throw new OAuthInvalidClient()
+      request.audit('oauth.token', clientId, undefined, { user: client.username, serviceAccount: clientId })
       if (client.disabled) throw new OAuthClientUserDisabled()
       const { token } = await sessions.create(client.username, OAUTH_TOKEN_TTL_S, clientId)
       return { access_token: token, token_type: 'Bearer' as const, expires_in: OAUTH_TOKEN_TTL_S }

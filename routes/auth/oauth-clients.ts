@@ -22,9 +22,11 @@ const oauthClients: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const { username, name } = request.body
+    request.audit('serviceAccount.create', username)
     if (await fastify.usersRepository.get(username) === undefined) throw new UserNotFound(username)
     try {
       const { client, secret } = await repo.createClient(username, name ?? '', request.user.username)
+      request.audit('serviceAccount.create', client.client_id, { user: username })
       return { ...client, client_secret: secret }
     } catch (err) {
       // The user was deleted meanwhile (foreign key violation).
@@ -59,6 +61,7 @@ const oauthClients: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: Deleted, ...errorResponses(400, 404) }
     }
   }, async (request) => {
+    request.audit('serviceAccount.delete', request.params.clientId)
     const username = await repo.deleteClient(request.params.clientId)
     if (username === undefined) throw new OAuthClientNotFound(request.params.clientId)
     fastify.forgetCredentials(username)

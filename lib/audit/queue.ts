@@ -47,6 +47,8 @@ export class AuditQueue<E> {
       return false
     }
     this.#events.push(event)
+    // A running flush takes this event too; after a failure the retry's timer is already set.
+    if (this.#flushing !== undefined) return true
     if (this.#events.length >= this.#options.batchSize && this.#failuresInRow === 0) void this.flush()
     else this.#schedule(this.#options.intervalMs)
     return true
@@ -63,7 +65,8 @@ export class AuditQueue<E> {
    */
   async flush (): Promise<void> {
     while (this.#flushing !== undefined) await this.#flushing
-    if (this.#events.length === 0) return
+    // The flush waited for failed: its retry waits its turn (close() always tries once more).
+    if (this.#events.length === 0 || (this.#failuresInRow > 0 && !this.#closed && this.#timer !== undefined)) return
     this.#flushing = this.#drain().finally(() => { this.#flushing = undefined })
     await this.#flushing
   }

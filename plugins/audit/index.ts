@@ -17,8 +17,6 @@ import { auditEventsRepository, type AuditEventsRepository } from './events-repo
 export const AUDIT_MAX_QUEUED = 20_000
 /** Events one INSERT writes at most. */
 export const AUDIT_BATCH_SIZE = 500
-/** A batch is written at most this long after its first event. */
-export const AUDIT_FLUSH_INTERVAL_MS = 100
 /** After failed writes (database down), the longest wait before the next attempt. */
 export const AUDIT_MAX_RETRY_MS = 5000
 /** Old events are looked for this often, and deleted this many per statement. */
@@ -64,7 +62,7 @@ export default fp(async (fastify) => {
   const queue = new AuditQueue<AuditEvent>({
     maxQueued: AUDIT_MAX_QUEUED,
     batchSize: AUDIT_BATCH_SIZE,
-    intervalMs: AUDIT_FLUSH_INTERVAL_MS,
+    intervalMs: fastify.config.AUDIT_FLUSH_INTERVAL_MS,
     maxRetryMs: AUDIT_MAX_RETRY_MS,
     write: async (events) => { await repository.insert(events) },
     onWriteError: (err, queued) => {

@@ -62,7 +62,9 @@ export const ConfigSchema = Type.Object({
   // The audit trail (docs/audit.md): off only for a benchmark's baseline; events older than the
   // retention are deleted in small batches (0: kept for ever).
   AUDIT_ENABLED: Type.Boolean({ default: true }),
-  AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: 36_500, default: 90 })
+  AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: 36_500, default: 90 }),
+  // A batch of events is written at most this long after its first event (sooner when full).
+  AUDIT_FLUSH_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 100 })
 })
 
 /** The settings, plus what is parsed from them once at start. */

@@ -7,6 +7,7 @@ import corePlugin from './plugins/core/index.js'
 import databasePlugin from './plugins/database/index.js'
 import authPlugin from './plugins/auth/index.js'
 import metricsPlugin from './plugins/core/metrics.js'
+import auditPlugin from './plugins/audit/index.js'
 import studioPlugin from './plugins/studio/index.js'
 import gitPlugin from './plugins/git/index.js'
 import orchestratorPlugin from './plugins/orchestrator/index.js'
@@ -21,11 +22,13 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   // Core: configuration, errors, request input checks, load shedding, public URL, OpenAPI, secrets.
   await app.register(corePlugin, { config })
 
-  // Data and auth: the database (migrated), who the caller is and what it may do, and the metrics
-  // (which read the database's pool and guard /metrics with the admin role).
+  // Data and auth: the database (migrated), who the caller is and what it may do, the metrics
+  // (which read the database's pool and guard /metrics with the admin role), and the audit trail
+  // (which records who did what, and every denied request, on the routes added after it).
   await app.register(databasePlugin)
   await app.register(authPlugin)
   await app.register(metricsPlugin)
+  await app.register(auditPlugin)
 
   // Areas, then the routes that use them.
   await app.register(studioPlugin)

@@ -9,6 +9,7 @@ import { jsonCheckVsJsonParse, largeAnswersVsReplyFrom, restQueryVsReplyFrom } f
 import { importColliding, listsAtScale } from './lists.js'
 import { idleFootprint } from './footprint.js'
 import { embeddedMaintenance } from './maintenance.js'
+import { auditRelay200 } from './audit.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
   'ismaintenance-with-auth': maintenanceWithAuth,
@@ -25,6 +26,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   'orchestrator-restquery': restQueryVsReplyFrom,
   'orchestrator-large-answers': largeAnswersVsReplyFrom,
   'orchestrator-json-check': jsonCheckVsJsonParse,
+  'audit-relay-200': auditRelay200,
   'lists-100k': listsAtScale,
   'import-colliding': importColliding,
   'embedded-maintenance-100k': embeddedMaintenance,

@@ -18,6 +18,7 @@ import gitRepositoriesRoutes from './git/repositories.js'
 import gitCredentialsRoutes from './git/credentials.js'
 import orchestratorAdapterRoutes from './orchestrator_manager/adapters.js'
 import orchestratorRelayRoutes from './orchestrator_manager/relay.js'
+import auditRoutes from './audit/index.js'
 
 /** The contract's prefix of an area and the platform's, for the same routes. */
 const STUDIO = { primary: '/studio', platform: '/automation-studio' }
@@ -70,6 +71,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
     }
     await orchestrator(api, ORCHESTRATOR.primary)
     await platformPaths(api, ORCHESTRATOR, orchestrator)
+
+    await api.register(auditRoutes, { prefix: '/audit' })
   })
 }
 

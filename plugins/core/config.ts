@@ -61,7 +61,13 @@ export const ConfigSchema = Type.Object({
   // The most bytes of items one list page holds (at least one item): see lib/lists/list-query.ts.
   LIST_MAX_PAGE_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 8 * 1024 * 1024 }),
   STUDIO_IMPORT_MAX_GROUPS: Type.Integer({ minimum: 1, maximum: 10_000, default: 500 }),
-  STUDIO_IMPORT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 })
+  STUDIO_IMPORT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
+  // The audit trail (docs/audit.md): off only for a benchmark's baseline; events older than the
+  // retention are deleted in small batches (0: kept for ever).
+  AUDIT_ENABLED: Type.Boolean({ default: true }),
+  AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: 36_500, default: 90 }),
+  // A batch of events is written at most this long after its first event (sooner when full).
+  AUDIT_FLUSH_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 100 })
 })
 
 /** The settings, plus what is parsed from them once at start. */

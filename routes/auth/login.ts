@@ -39,6 +39,7 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request, reply) => {
     const { username, password } = request.body.user
+    request.audit('login', username, { method: 'session' }, { user: username })
     const user = await fastify.checkPassword(request.ip, username, password)
     if (user === undefined) throw new LoginFailed()
     const { token } = await sessions.create(user.username, SESSION_TTL_S)
@@ -108,6 +109,7 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
         throw new OAuthClientAuthMissing()
       }
       if (form.scope !== undefined && form.scope.trim() !== '') throw new OAuthInvalidScope()
+      request.audit('oauth.token', clientId, undefined, { serviceAccount: clientId })
       // An id of another form belongs to no client: refused before anything is looked up or counted.
       if (!CLIENT_ID.test(clientId)) throw new OAuthInvalidClient()
       const client = await sessions.findClient(clientId)

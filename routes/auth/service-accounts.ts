@@ -29,7 +29,9 @@ const serviceAccounts: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const { name, description = '', roles = [], groups = [] } = request.body.accountData
+    request.audit('serviceAccount.create', name, { name, roles: roles.join(','), groups: groups.join(',') })
     const { account, secret } = await repo.createServiceAccount({ name, description, roles, groups }, request.user.username)
+    request.audit('serviceAccount.create', account.client_id)
     return { client_id: account.client_id, client_secret: secret }
   })
 
@@ -64,6 +66,7 @@ const serviceAccounts: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const clientId = request.params.client_id
+    request.audit('serviceAccount.update', clientId, { fields: Object.keys(request.body.updates).join(',') })
     const account = await repo.updateServiceAccount(clientId, request.body.updates, request.user.username)
     if (account === undefined) throw new ServiceAccountNotFound(clientId)
     fastify.forgetCredentials(serviceAccountPrincipal(clientId))
@@ -80,6 +83,7 @@ const serviceAccounts: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const clientId = request.params.client_id
+    request.audit('serviceAccount.regenerateSecret', clientId)
     const secret = await repo.regenerateSecret(clientId, request.user.username)
     if (secret === undefined) throw new ServiceAccountNotFound(clientId)
     fastify.forgetCredentials(serviceAccountPrincipal(clientId))
@@ -96,6 +100,7 @@ const serviceAccounts: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request) => {
     const clientId = request.params.client_id
+    request.audit('serviceAccount.delete', clientId)
     if (!await repo.deleteServiceAccount(clientId)) throw new ServiceAccountNotFound(clientId)
     fastify.forgetCredentials(serviceAccountPrincipal(clientId))
     return { status: 'OK' as const, message: `Service account "${clientId}" deleted` }

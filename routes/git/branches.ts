@@ -23,11 +23,13 @@ const gitBranchesRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   })
 
   async function createBranch (request: FastifyRequest, params: { gitType: string, repoPath: string }, name: string, originBranch: string | undefined) {
+    request.audit('git.branch.create', `${params.gitType}:${params.repoPath}`, { branch: name, origin: originBranch ?? null })
     const base = target(request, params)
     const branch = branchName(name)
     const origin = originBranch === undefined ? undefined : branchName(originBranch)
     const result = await fastify.git.createBranch({ ...base, branch, originBranch: origin })
     request.log.info({ provider: base.provider.name, repository: base.repoPath, branch, ...result }, 'branch created in Git')
+    request.audit('git.branch.create', `${base.provider.name}:${base.repoPath}`, { commit: result.commit })
     return { message: `Successfully created branch: ${branch}` }
   }
   const createBranchDescription = 'Creates the branch at the tip of `originBranch` (the default branch when absent) on the provider. ' +

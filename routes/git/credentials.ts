@@ -35,6 +35,7 @@ const gitCredentialsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: GitCredentialsStored, ...errorResponses(400, 403, 404) }
     }
   }, async (request) => {
+    request.audit('git.credentials.store', request.params.username, { gitType: request.params.gitType })
     const provider = await checked(request, request.params)
     await fastify.git.credentials.set(request.params.username, provider, request.body)
     request.log.info({ username: request.params.username, gitProvider: provider.name }, 'Git credentials stored')
@@ -50,6 +51,7 @@ const gitCredentialsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: Deleted, ...errorResponses(400, 403, 404) }
     }
   }, async (request) => {
+    request.audit('git.credentials.remove', request.params.username, { gitType: request.params.gitType })
     const provider = await checked(request, request.params)
     if (!(await fastify.git.credentials.remove(request.params.username, provider))) {
       throw new CredentialsNotFound(request.params.username, provider.name)

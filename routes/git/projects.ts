@@ -48,6 +48,7 @@ const gitProjectsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: InitializeProjectResponse, ...errorResponses(400, 404, 409, 502, 503, 504) }
     }
   }, async (request, reply) => {
+    request.audit('git.project.initialize', `${request.params.gitType}:${request.params.repoPath}`, { branch: request.params.branchName, path: request.params.projectPath })
     const file = projectTarget(request, request.params, fastify.git.allowedSpecialPaths)
     const message = checked(commitMessage(request.body.commitMessage, file.projectPath), InvalidCommitMessage)
     const project = request.body.project ?? {}
@@ -56,6 +57,7 @@ const gitProjectsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     })
     request.log.info({ provider: file.provider.name, repository: file.repoPath, branch: file.branch, projectPath: file.projectPath, ...result },
       'project initialized in Git')
+    request.audit('git.project.initialize', `${file.provider.name}:${file.repoPath}`, { commit: result.commit })
     void reply.header('etag', blobEtag(result.blob))
     return { message: 'Successfully initialized project', data: project }
   })
@@ -95,6 +97,7 @@ const gitProjectsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: UpdateProjectResponse, ...errorResponses(400, 404, 409, 502, 503, 504) }
     }
   }, async (request, reply) => {
+    request.audit('git.project.update', `${request.params.gitType}:${request.params.repoPath}`, { branch: request.params.branchName, path: request.params.projectPath })
     const file = projectTarget(request, request.params, fastify.git.allowedSpecialPaths)
     const message = checked(commitMessage(request.body.commitMessage, file.projectPath, 'Update'), InvalidCommitMessage)
     const ifMatch = checked(parseBlobIfMatch(request.headers['if-match']), InvalidIfMatch)
@@ -104,6 +107,7 @@ const gitProjectsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     })
     request.log.info({ provider: file.provider.name, repository: file.repoPath, branch: file.branch, projectPath: file.projectPath, ...result },
       'project updated in Git')
+    request.audit('git.project.update', `${file.provider.name}:${file.repoPath}`, { commit: result.commit ?? null })
     void reply.header('etag', blobEtag(result.blob))
     return {
       message: result.commit === undefined ? 'Project unchanged: nothing committed' : 'Successfully updated project',

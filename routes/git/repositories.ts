@@ -10,7 +10,8 @@ import { gitParams } from './params.js'
 const gitRepositoriesRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
   const { provider } = gitParams(fastify)
 
-  const createRepository = async (request: FastifyRequest<{ Params: { gitType: string } }>): Promise<never> => {
+  const createRepository = async (request: FastifyRequest<{ Params: { gitType: string, repoPath?: string } }>): Promise<never> => {
+    request.audit('git.repository.create', `${request.params.gitType}:${request.params.repoPath ?? ''}`)
     throw new RepositoryApiMissing(provider(request.params.gitType).name)
   }
   const createRepositorySchema = {

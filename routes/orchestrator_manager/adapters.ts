@@ -6,6 +6,7 @@ import { AdapterExists, AdapterNameTaken, AdapterNotFound, InvalidAdapter } from
 import { withDetails } from '../../lib/http/errors.js'
 import { InvalidListParameter } from '../../lib/lists/errors.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
+import { adapterChanges } from '../../lib/audit/changes.js'
 import { Adapter, ADAPTER_LIST, AdapterCreate, AdapterList, AdapterListQuery, AdapterParams, AdapterUpdate } from '../../schemas/orchestrator.js'
 
 // What the schema cannot say about baseUrl and ca; a 400 that names the field, before any write.
@@ -51,6 +52,7 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
     schema: { summary: 'Create an orchestrator adapter', tags, body: AdapterCreate, response: { 200: Adapter, ...errorResponses(400, 409) } }
   }, async (request) => {
     const { id } = request.body
+    request.audit('adapter.create', id, { baseUrl: request.body.baseUrl })
     const { created, taken } = await repo.create(checkSettings(request.body))
     if (taken === id) throw new AdapterExists(id)
     if (taken !== undefined) throw withDetails(new AdapterNameTaken(id, taken), { existingId: taken })
@@ -77,6 +79,7 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: Adapter, ...errorResponses(400, 404) }
     }
   }, async (request) => {
+    request.audit('adapter.update', request.params.id, adapterChanges(request.body))
     const adapter = await repo.update(request.params.id, checkSettings(request.body))
     fastify.orchestrator.forget(request.params.id)
     if (adapter === undefined) throw new AdapterNotFound(request.params.id)
@@ -92,6 +95,7 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: Deleted, ...errorResponses(400, 404) }
     }
   }, async (request) => {
+    request.audit('adapter.delete', request.params.id)
     const deleted = await repo.remove(request.params.id)
     fastify.orchestrator.forget(request.params.id)
     if (!deleted) throw new AdapterNotFound(request.params.id)

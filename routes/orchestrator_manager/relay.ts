@@ -55,8 +55,10 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: RestActionResponse, ...errorResponses(400, 404, 500, 503), ...upstreamErrors }
     }
   }, async (request, reply) => {
+    request.audit('orchestrator.restAction', request.params.adapterId)
     const params = checked(checkActionParams(request.body.params))
     const adapterId = request.params.adapterId
+    request.audit('orchestrator.restAction', adapterId, { method: params.method, path: params.path })
     // Decoded from its Content-Encoding, if any: the JSON is checked on the orchestrator's text.
     const answer = await orchestrator.open(adapterId, {
       method: params.method,
@@ -64,6 +66,7 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
       accept: params.accept,
       ...(params.contentType === undefined ? {} : { body: { text: JSON.stringify(request.body.body), contentType: params.contentType } })
     }, { decode: true })
+    request.audit('orchestrator.restAction', adapterId, { nsoStatus: answer.status })
     // Written as the answer arrives (lib/orchestrator/action-body.ts); a failure before the first
     // byte of the reply is a clean error status, after it the reply is cut short (docs/orchestrator.md).
     const reply$ = actionBody({
@@ -90,8 +93,11 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: RestQueryResponse, ...errorResponses(400, 404, 500, 503), ...upstreamErrors }
     }
   }, async (request, reply) => {
+    request.audit('orchestrator.restQuery', request.params.adapterId)
     const params = checked(checkQueryParams(request.body.params))
+    request.audit('orchestrator.restQuery', request.params.adapterId, { method: 'GET', path: params.path })
     const answer = await orchestrator.open(request.params.adapterId, { method: 'GET', path: params.path, accept: params.accept })
+    request.audit('orchestrator.restQuery', request.params.adapterId, { nsoStatus: answer.status })
     relayHeaders(reply, answer)
     if (isBodilessAnswer(answer.status, answer.contentLength)) {
       // Nothing to read; draining it lets the socket go back to the pool.

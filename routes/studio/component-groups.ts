@@ -67,8 +67,10 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
     }
   }, async (request, reply) => {
     const input = request.body.componentGroup
+    request.audit('studio.create', input.name)
     const created = await repo.create(input)
     if (created === undefined) throw nameTaken(input.name)
+    request.audit('studio.create', created._id, { name: created.name, version: created.version })
     void reply.header('etag', versionEtag(created.version))
     return { created, edit: edit(request, created._id) }
   })
@@ -85,6 +87,7 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
     }
   }, async (request) => {
     const { componentGroups: inputs } = request.body
+    request.audit('studio.import', 'component-groups', { groups: inputs.length })
     const max = fastify.config.STUDIO_IMPORT_MAX_GROUPS
     if (inputs.length > max) throw new ImportTooLarge(max, inputs.length)
     const outcome = await repo.importAll(inputs, fastify.config.STUDIO_IMPORT_TIMEOUT_MS)
@@ -92,6 +95,7 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
       if (outcome.refusal === 'name-taken') throw nameTaken()
       throw new ImportTimeout(fastify.config.STUDIO_IMPORT_TIMEOUT_MS)
     }
+    request.audit('studio.import', 'component-groups', { ids: outcome.created.map((c) => c._id).join(',') })
     return {
       imported: outcome.created.map((created, i) => {
         const original = inputs[i] as (typeof inputs)[number]
@@ -135,12 +139,14 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
   }, async (request, reply) => {
     const { id } = request.params
     const { update } = request.body
+    request.audit(update === undefined ? 'studio.check' : 'studio.replace', id)
     const expected = writeCondition(request.headers['if-match'], update?.version)
     const outcome = update === undefined
       ? await repo.checkWritable(request.user, id, expected)
       : await repo.replace(request.user, id, update, expected)
     if ('refusal' in outcome) throw refusalError(outcome.refusal, id, update?.name)
     void reply.header('etag', versionEtag(outcome.doc.version))
+    request.audit(update === undefined ? 'studio.check' : 'studio.replace', id, { name: outcome.doc.name, version: outcome.doc.version })
     return { updated: outcome.doc, edit: edit(request, id) }
   })
 
@@ -157,6 +163,7 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
     }
   }, async (request) => {
     const { id } = request.params
+    request.audit('studio.delete', id)
     const outcome = await repo.remove(request.user, id, writeCondition(request.headers['if-match']))
     if ('refusal' in outcome) throw refusalError(outcome.refusal, id)
     return { message: `Component group "${id}" deleted`, deleted: outcome.doc }

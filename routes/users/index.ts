@@ -5,6 +5,7 @@ import { InvalidListParameter } from '../../lib/lists/errors.js'
 import { pageEnvelope, parseListQuery, project } from '../../lib/lists/list-query.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
 import { User, USER_LIST, UserCreate, UserList, UserListQuery, UsernameParams, UserUpdate } from '../../schemas/users.js'
+import { userChanges } from '../../lib/audit/changes.js'
 
 /** Users, their roles and groups (admin only). Passwords are write-only. */
 const users: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -33,6 +34,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
     config,
     schema: { summary: 'Create a user', tags, body: UserCreate, response: { 200: User, ...errorResponses(400, 409) } }
   }, async (request) => {
+    request.audit('user.create', request.body.username, { roles: (request.body.roles ?? []).join(','), groups: (request.body.groups ?? []).join(',') })
     const user = await repo.create(request.body)
     if (user === undefined) throw new UserExists(request.body.username)
     return user
@@ -57,6 +59,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: User, ...errorResponses(400, 404, 409) }
     }
   }, async (request) => {
+    request.audit('user.update', request.params.username, userChanges(request.body))
     const user = await repo.update(request.params.username, request.body)
     fastify.forgetCredentials(request.params.username)
     if (user === undefined) throw new UserNotFound(request.params.username)
@@ -72,6 +75,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: Deleted, ...errorResponses(400, 404, 409) }
     }
   }, async (request) => {
+    request.audit('user.delete', request.params.username)
     const deleted = await repo.remove(request.params.username)
     fastify.forgetCredentials(request.params.username)
     if (!deleted) throw new UserNotFound(request.params.username)

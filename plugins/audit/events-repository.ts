@@ -1,0 +1,76 @@
+// The audit_events table: batches written by the flusher, pages for GET /audit, retention.
+import type { Db } from '../database/index.js'
+import type { AuditDetails, AuditEvent, TimeRange } from '../../lib/audit/events.js'
+import { listStatements, readPage, type ListRequest } from '../../lib/lists/list-query.js'
+import { AUDIT_LIST, type AuditEvent as AuditEventDoc } from '../../schemas/audit.js'
+
+interface EventRow {
+  id: string | number | bigint
+  at: Date
+  actor: string | null
+  service_account: string | null
+  address: string
+  request_id: string
+  action: string
+  target: string
+  outcome: AuditEventDoc['outcome']
+  status: number
+  duration_ms: number
+  details: AuditDetails | null
+}
+
+const COLUMNS = 'id, at, actor, service_account, address, request_id, action, target, outcome, status, duration_ms, details'
+
+// One statement per batch, whatever its size: the events travel as one JSON parameter, in order.
+const INSERT = `INSERT INTO audit_events (at, actor, service_account, address, request_id, action, target, outcome, status, duration_ms, details)
+  SELECT (e->>'at')::timestamptz, e->>'actor', e->>'serviceAccount', e->>'address', e->>'requestId', e->>'action', e->>'target',
+    e->>'outcome', (e->>'status')::int, (e->>'durationMs')::float8, nullif(e->'details', 'null'::jsonb)
+  FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS batch(e, n) ORDER BY n`
+
+// Rows older than the retention, oldest first, a batch at a time; rows another instance is
+// deleting are left to it (never waits on a lock).
+const PRUNE = `DELETE FROM audit_events WHERE id IN (
+  SELECT id FROM audit_events WHERE at < now() - make_interval(days => $1) ORDER BY at LIMIT $2 FOR UPDATE SKIP LOCKED)`
+
+function toEvent (row: EventRow): AuditEventDoc {
+  return {
+    id: Number(row.id),
+    time: row.at.toISOString(),
+    actor: row.actor,
+    serviceAccount: row.service_account,
+    address: row.address,
+    requestId: row.request_id,
+    action: row.action,
+    target: row.target,
+    outcome: row.outcome,
+    status: row.status,
+    durationMs: row.duration_ms,
+    details: row.details
+  }
+}
+
+export function auditEventsRepository (db: Db) {
+  return {
+    async insert (events: AuditEvent[]): Promise<void> {
+      await db.query(INSERT, [JSON.stringify(events)])
+    },
+
+    /** A page of events, and how many match (see LIST_COUNT_LOOKAHEAD). */
+    async list (request: ListRequest, range: TimeRange): Promise<{ items: AuditEventDoc[], total: number }> {
+      const conditions: string[] = []
+      const params: unknown[] = []
+      if (range.from !== undefined) { params.push(range.from); conditions.push(`at >= $${params.length}`) }
+      if (range.to !== undefined) { params.push(range.to); conditions.push(`at < $${params.length}`) }
+      const statements = listStatements(AUDIT_LIST, request, { table: 'audit_events', columns: COLUMNS, arms: [conditions], params })
+      const { rows, total } = await readPage<EventRow>(db, statements, request)
+      return { items: rows.map(toEvent), total }
+    },
+
+    /** Deletes up to `batch` events older than `days`; how many it deleted. */
+    async pruneBatch (days: number, batch: number): Promise<number> {
+      return (await db.query(PRUNE, [days, batch])).rowCount
+    }
+  }
+}
+
+export type AuditEventsRepository = ReturnType<typeof auditEventsRepository>

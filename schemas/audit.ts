@@ -1,0 +1,48 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { listQuerySchema, pageSchema, type ListSpec } from '../lib/lists/list-query.js'
+import { ISO_DATE_PATTERN } from '../lib/audit/events.js'
+
+export const AuditEvent = Type.Object({
+  id: Type.Integer({ description: 'The order events were written in (shared by every instance).' }),
+  time: Type.String({ format: 'date-time', description: 'When the request was received.' }),
+  actor: Type.Union([Type.String(), Type.Null()], { description: 'The user who made the request (a service account\'s user); null when unknown.' }),
+  serviceAccount: Type.Union([Type.String(), Type.Null()], { description: 'The OAuth client id when a service account made it.' }),
+  address: Type.String({ description: 'The client address, as TRUST_PROXY resolves it.' }),
+  requestId: Type.String(),
+  action: Type.String({ description: 'What was done, as area.verb: user.create, studio.replace, orchestrator.restAction, request.denied...' }),
+  target: Type.String({ description: 'What it was done to: a username, a component group id, an adapter id, a repository path, a route.' }),
+  outcome: Type.Union([Type.Literal('success'), Type.Literal('failure'), Type.Literal('denied')]),
+  status: Type.Integer({ description: 'The status of the answer.' }),
+  durationMs: Type.Number({ description: 'Time from receiving the request to the last byte of the answer.' }),
+  details: Type.Union([Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()])), Type.Null()],
+    { description: 'Facts of the action (a commit id, the orchestrator\'s status); never a body or a secret.' })
+})
+export type AuditEvent = Static<typeof AuditEvent>
+
+/** The list language on events: newest or oldest first, filtered on actor, action or target, indexed each. */
+export const AUDIT_LIST: ListSpec = {
+  idField: 'id',
+  fields: ['id', 'time', 'actor', 'serviceAccount', 'address', 'requestId', 'action', 'target', 'outcome', 'status', 'durationMs', 'details'],
+  // The events' write order: their time order within an instance, and across instances within
+  // the flush interval (docs/audit.md). The unique key a list needs; `time` itself is not unique.
+  sortable: { time: 'id', id: 'id' },
+  defaultSort: 'time',
+  filterable: { actor: 'actor', action: 'action', target: 'target' },
+  defaultFilterField: 'action',
+  maxLimit: 100,
+  maxValueLength: 1024
+}
+
+const ListQuery = listQuerySchema(AUDIT_LIST)
+const IsoDate = (description: string) => Type.Optional(Type.String({ maxLength: 40, pattern: ISO_DATE_PATTERN, description }))
+
+/** A page of GET /audit: the list language and a time range. */
+export const AuditListQuery = Type.Object({
+  ...ListQuery.properties,
+  order: Type.Integer({ enum: [1, -1], default: -1, description: '1: oldest first, -1: newest first (default).' }),
+  from: IsoDate('Events at or after this time (ISO 8601: 2026-01-31 or 2026-01-31T12:00:00Z).'),
+  to: IsoDate('Events before this time (ISO 8601).')
+}, { additionalProperties: false })
+export type AuditListQuery = Static<typeof AuditListQuery>
+
+export const AuditList = pageSchema(AuditEvent, 'The events of the page.')

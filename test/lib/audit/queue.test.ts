@@ -1,0 +1,101 @@
+// The write path's queue without a database: batches, its bound, failed writes retried in order,
+// and what close() writes and loses.
+import t from 'tap'
+import { AuditQueue, type AuditQueueOptions } from '../../../lib/audit/queue.js'
+
+function queue (over: Partial<AuditQueueOptions<number>> = {}) {
+  const batches: number[][] = []
+  const errors: Array<{ queued: number }> = []
+  let failing = false
+  const q = new AuditQueue<number>({
+    maxQueued: 10,
+    batchSize: 4,
+    intervalMs: 5,
+    maxRetryMs: 20,
+    write: async (events) => {
+      if (failing) throw new Error('database down')
+      batches.push([...events])
+    },
+    onWriteError: (_err, queued) => { errors.push({ queued }) },
+    ...over
+  })
+  return { q, batches, errors, fail: (value: boolean) => { failing = value } }
+}
+
+const until = async (test: () => boolean): Promise<void> => {
+  while (!test()) await new Promise((resolve) => setTimeout(resolve, 2))
+}
+
+t.test('a full batch is written at once, the rest after the interval, in order', async (t) => {
+  const { q, batches } = queue()
+  for (let i = 1; i <= 6; i++) q.push(i)
+  await until(() => batches.flat().length === 6)
+  t.same(batches, [[1, 2, 3, 4], [5, 6]])
+  t.same(q.state(), { queued: 0, written: 6, dropped: 0, writeFailures: 0 })
+})
+
+t.test('while the database is down: events stay queued, bounded, the excess counted, and are written once it is back', async (t) => {
+  const { q, batches, errors, fail } = queue()
+  fail(true)
+  for (let i = 1; i <= 14; i++) q.push(i)
+  await until(() => errors.length >= 2)
+  t.equal(q.push(15), false, 'past the bound, a push is refused')
+  t.equal(q.state().queued, 10, 'never more than the bound')
+  t.equal(q.state().dropped, 5)
+  t.ok(q.state().writeFailures >= 2, 'failures counted, retried')
+  t.same(batches, [])
+  fail(false)
+  await until(() => q.state().queued === 0)
+  t.same(batches.flat(), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'written in order, none duplicated')
+})
+
+t.test('events that come during a failing write may push past the bound: the newest go', async (t) => {
+  let release: (() => void) | undefined
+  const { q, fail } = queue({
+    write: async () => {
+      if (release === undefined) await new Promise<void>((resolve) => { release = resolve })
+      throw new Error('timed out')
+    }
+  })
+  fail(true)
+  for (let i = 1; i <= 4; i++) q.push(i) // a full batch: the write starts, and hangs
+  await until(() => release !== undefined)
+  for (let i = 5; i <= 14; i++) q.push(i) // the 4 in flight left the queue: 10 more fit
+  release?.()
+  await until(() => q.state().writeFailures === 1)
+  t.equal(q.state().queued, 10)
+  t.equal(q.state().dropped, 4)
+  t.same(await q.close(), { lost: 10 })
+})
+
+t.test('close writes what is queued; what the database cannot take is counted as lost, and nothing is taken after', async (t) => {
+  const ok = queue()
+  ok.q.push(1)
+  ok.q.push(2)
+  t.same(await ok.q.close(), { lost: 0 })
+  t.same(ok.batches, [[1, 2]])
+  t.equal(ok.q.push(3), false, 'closed')
+
+  const down = queue()
+  down.fail(true)
+  down.q.push(1)
+  t.same(await down.q.close(), { lost: 1 })
+  t.equal(down.q.state().dropped, 1)
+})
+
+t.test('flushes never overlap: a flush during one waits for it', async (t) => {
+  let running = 0
+  let most = 0
+  const { q } = queue({
+    write: async () => {
+      running++
+      most = Math.max(most, running)
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      running--
+    }
+  })
+  for (let i = 0; i < 9; i++) q.push(i)
+  await Promise.all([q.flush(), q.flush(), q.flush()])
+  t.equal(most, 1)
+  t.equal(q.state().written, 9)
+})

@@ -58,7 +58,10 @@ export const ConfigSchema = Type.Object({
   // The most bytes of items one list page holds (at least one item): see lib/lists/list-query.ts.
   LIST_MAX_PAGE_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 8 * 1024 * 1024 }),
   STUDIO_IMPORT_MAX_GROUPS: Type.Integer({ minimum: 1, maximum: 10_000, default: 500 }),
-  STUDIO_IMPORT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 })
+  STUDIO_IMPORT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
+  // Component-group history: versions kept per group (0: none recorded) and, when set, the oldest age kept.
+  STUDIO_HISTORY_MAX_VERSIONS: Type.Integer({ minimum: 0, maximum: 100_000, default: 100 }),
+  STUDIO_HISTORY_MAX_AGE_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 36_500 }))
 })
 
 /** The settings, plus what is parsed from them once at start. */

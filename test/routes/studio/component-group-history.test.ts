@@ -5,6 +5,7 @@ import os from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import fc from 'fast-check'
+import pg from 'pg'
 import { adminAuth, buildTestApp, createTestDatabase, createUser, testDatabases, type TestApp } from '../../helper.js'
 
 const BASE = '/studio/component-groups'
@@ -219,5 +220,21 @@ for (const database of testDatabases) {
     t.equal(deleted.statusCode, 200)
     const list = await two.inject({ url: `${BASE}/deleted`, headers: { authorization: adminAuth } })
     t.ok((list.json() as Page).items.some((e) => e._id === doc._id && e.action === 'delete' && e.version === 8))
+  })
+}
+
+for (const database of testDatabases.filter((d) => d === 'postgres')) {
+  t.test('with STUDIO_HISTORY_MAX_AGE_DAYS, versions older than that go as the group changes', async (t) => {
+    const db = await createTestDatabase(t, database)
+    const app = await buildTestApp(t, { database: db, env: { STUDIO_HISTORY_MAX_AGE_DAYS: '30' } })
+    const doc = await create(app, adminAuth, group('Aged'))
+    await replace(app, adminAuth, doc._id, group('Aged', { description: 'second' }))
+    const client = new pg.Client({ connectionString: db.env.DATABASE_URL })
+    await client.connect()
+    t.teardown(async () => { await client.end() })
+    await client.query("UPDATE component_group_versions SET changed_at = now() - interval '31 days' WHERE group_id = $1 AND version = 1", [doc._id])
+    t.same((await versions(app, adminAuth, doc._id)).page.items.map((e) => e.version), [2, 1], 'kept until the group changes')
+    await replace(app, adminAuth, doc._id, group('Aged', { description: 'third' }))
+    t.same((await versions(app, adminAuth, doc._id)).page.items.map((e) => e.version), [3, 2])
   })
 }

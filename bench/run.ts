@@ -3,6 +3,7 @@
 import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
 import { maintenanceBearerVsBasic } from './auth.js'
 import { studioGet, studioPut } from './studio.js'
+import { studioPutHistory, studioVersionsPage } from './history.js'
 import { behindNginx, outageRecovery } from './ops.js'
 import { gitInitCold, gitInitWarm, gitPackIndex, gitUpdateRetrieveWarm } from './git.js'
 import { jsonCheckVsJsonParse, largeAnswersVsReplyFrom, restQueryVsReplyFrom } from './orchestrator.js'
@@ -17,6 +18,8 @@ const scenarios: Record<string, () => Promise<void>> = {
   'startup-embedded': startupEmbedded,
   'studio-put': studioPut,
   'studio-get': studioGet,
+  'studio-put-history': studioPutHistory,
+  'studio-versions-page': studioVersionsPage,
   'behind-nginx': behindNginx,
   'database-outage-recovery': outageRecovery,
   'git-pack-index-vs-isomorphic-git': gitPackIndex,

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { GET_SQL, REPLACE_SQL, getParams, replaceParams, toFields } from '../plugins/studio/component-groups-repository.js'
+import { DEFAULT_HISTORY, historyParams } from '../lib/studio/history.js'
 import type { ComponentGroupUpdate } from '../schemas/component-groups.js'
 import { compare, pgLoad, report, serverSchema, startServer } from './measure.js'
 
@@ -71,7 +72,12 @@ export async function studioPut (): Promise<void> {
         headers: { authorization: designerAuth, 'content-type': 'application/json' },
         body: JSON.stringify({ update })
       },
-      pgLoad({ url: databaseUrl, sql: REPLACE_SQL, params: replaceParams(designer, id, toFields(update), undefined) }),
+      pgLoad({
+        url: databaseUrl,
+        sql: REPLACE_SQL,
+        params: replaceParams(designer, id, toFields(update), undefined,
+          historyParams('replace', { username: designer.username, method: 'basic' }, DEFAULT_HISTORY))
+      }),
       { connections: CONNECTIONS, seconds: 4, rounds: 5 })
     report({ scenario, target: 'ratio >= 0.6', connections: CONNECTIONS, ...result })
   })

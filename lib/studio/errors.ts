@@ -2,6 +2,8 @@
 import { defineError, type CatalogError } from '../http/errors.js'
 
 export const ComponentGroupNotFound = defineError<[id: string]>('COMPONENT_GROUP_NOT_FOUND', 'Component group "%s" not found', 404)
+export const ComponentGroupVersionNotFound = defineError<[id: string, version: number]>('COMPONENT_GROUP_VERSION_NOT_FOUND',
+  'Component group "%s" has no version %s in its history', 404)
 export const ComponentGroupWriteForbidden = defineError<[id: string]>('COMPONENT_GROUP_WRITE_FORBIDDEN',
   'Component group "%s" may only be changed by its gbacWrite groups', 403)
 /** An If-Match header, or an update.version, that is malformed or contradicts the other; the reason says which. */

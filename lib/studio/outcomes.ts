@@ -13,6 +13,9 @@ export type WriteRefusal = Refusal | 'changed' | 'name-taken'
 /** A write's result: the document, or why not. */
 export type Outcome = { doc: ComponentGroup } | { refusal: WriteRefusal }
 
+/** A restore's result: a write's, or the version to restore is not in the history. */
+export type RestoreOutcome = Outcome | { refusal: 'version-not-found' }
+
 /** Why an import stored nothing: a name taken by concurrent writes every time, or its time ran out. */
 export type ImportOutcome = { created: ComponentGroup[] } | { refusal: 'name-taken' | 'timeout' }
 

@@ -67,7 +67,10 @@ export const ConfigSchema = Type.Object({
   AUDIT_ENABLED: Type.Boolean({ default: true }),
   AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: 36_500, default: 90 }),
   // A batch of events is written at most this long after its first event (sooner when full).
-  AUDIT_FLUSH_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 100 })
+  AUDIT_FLUSH_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 100 }),
+  // Component-group history: versions kept per group (0: none recorded) and, when set, the oldest age kept.
+  STUDIO_HISTORY_MAX_VERSIONS: Type.Integer({ minimum: 0, maximum: 100_000, default: 100 }),
+  STUDIO_HISTORY_MAX_AGE_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 36_500 }))
 })
 
 /** The settings, plus what is parsed from them once at start. */

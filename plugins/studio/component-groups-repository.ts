@@ -1,17 +1,20 @@
 // The component groups repository: every read and write of the table, filtered by the caller's
-// groups (the GBAC rules of lib/studio/gbac.ts, in SQL). Imports are in import.ts.
+// groups (the GBAC rules of lib/studio/gbac.ts, in SQL). Imports are in import.ts; the history
+// every write keeps in the same statement, in component-group-history.ts.
 import type { Db } from '../database/index.js'
 import type { ComponentGroup, ComponentGroupCreate, ComponentGroupFields, ComponentGroupUpdate } from '../../schemas/component-groups.js'
 import { COMPONENT_GROUP_LIST } from '../../schemas/component-groups.js'
-import { bypassesGbac, gbacParams, writeRefusal, type GbacUser } from '../../lib/studio/gbac.js'
-import type { ExpectedVersions } from '../../lib/studio/if-match.js'
+import { bypassesGbac, gbacParams, mayRead, writeRefusal, type GbacUser } from '../../lib/studio/gbac.js'
+import { matchesVersion, type ExpectedVersions } from '../../lib/studio/if-match.js'
 import { toFields } from '../../lib/studio/fields.js'
-import type { ImportOutcome, Outcome } from '../../lib/studio/outcomes.js'
+import type { ImportOutcome, Outcome, RestoreOutcome } from '../../lib/studio/outcomes.js'
 import { newObjectId } from '../../lib/http/ids.js'
 import { listStatements, readPage, type ListRequest, type ListSource } from '../../lib/lists/list-query.js'
 import { FREQUENT_TRIGRAM_SHARE } from '../../lib/lists/trigram-search.js'
 import { COLUMNS, isUniqueViolation, storedDoc, toDoc, WRITE_ATTEMPTS, type Row } from './component-group-rows.js'
 import { importComponentGroups } from './import.js'
+import { historyClauses, historyReads } from './component-group-history.js'
+import { DEFAULT_HISTORY, historyParams, type Actor, type HistoryAction, type HistorySettings } from '../../lib/studio/history.js'
 
 // bench/studio.ts builds the parameters of REPLACE_SQL from an update as the repository does.
 export { toFields }
@@ -27,21 +30,39 @@ const writable = (b: string, g: string): string =>
  * The replacement, in one statement: the database adds 1 to the version while it writes, and
  * only when the user may write and the version is one the writer expects ($8, NULL: any).
  * Concurrent replacements queue on the row lock and each re-checks the version it finds, so
- * no update is lost and a stale one changes nothing.
+ * no update is lost and a stale one changes nothing. The same statement records the new
+ * version in the history ($9.., historyParams()).
  */
-export const REPLACE_SQL = `UPDATE component_groups
+export const REPLACE_SQL = `WITH changed AS (UPDATE component_groups
   SET name = $4, gbac_read = $5, gbac_write = $6, doc = $7::jsonb, version = version + 1, updated_at = now()
   WHERE id = $1 AND ${writable('$2', '$3')} AND ($8::int[] IS NULL OR version = ANY($8::int[]))
-  RETURNING ${COLUMNS}`
+  RETURNING ${COLUMNS}),
+  ${historyClauses('changed', 9)}
+  SELECT ${COLUMNS} FROM changed`
 
 export const GET_SQL = `SELECT ${COLUMNS} FROM component_groups WHERE id = $1 AND ${readable('$2', '$3')}`
 
-const INSERT_SQL = `INSERT INTO component_groups (id, name, gbac_read, gbac_write, doc)
-  VALUES ($1, $2, $3, $4, $5::jsonb)`
+const CREATE_SQL = `WITH created AS (INSERT INTO component_groups (id, name, gbac_read, gbac_write, doc)
+  VALUES ($1, $2, $3, $4, $5::jsonb) ON CONFLICT (name) DO NOTHING RETURNING ${COLUMNS}),
+  ${historyClauses('created', 6)}
+  SELECT ${COLUMNS} FROM created`
 
-const DELETE_SQL = `DELETE FROM component_groups
+// A delete is recorded as the version after the last, holding the group as it was.
+const DELETE_SQL = `WITH gone AS (DELETE FROM component_groups
   WHERE id = $1 AND ${writable('$2', '$3')} AND ($4::int[] IS NULL OR version = ANY($4::int[]))
-  RETURNING ${COLUMNS}`
+  RETURNING ${COLUMNS}),
+  entry AS (SELECT id, version + 1 AS version, name, gbac_read, gbac_write, doc FROM gone),
+  ${historyClauses('entry', 5)}
+  SELECT ${COLUMNS} FROM gone`
+
+// A deleted group back under its id, at the version after its delete ($6), while that delete is
+// still its latest version and the id free (else no row).
+const RESTORE_DELETED_SQL = `WITH created AS (INSERT INTO component_groups (id, name, gbac_read, gbac_write, doc, version)
+  SELECT $1, $2, $3, $4, $5::jsonb, $6::int
+  WHERE (SELECT max(version) FROM component_group_versions WHERE group_id = $1) = $6::int - 1
+  ON CONFLICT (id) DO NOTHING RETURNING ${COLUMNS}),
+  ${historyClauses('created', 7)}
+  SELECT ${COLUMNS} FROM created`
 
 /**
  * The rows `user` may read, as arms of a list (lib/lists/list-query.ts): everything for an admin;
@@ -73,8 +94,9 @@ function fieldParams (fields: ComponentGroupFields): unknown[] {
 }
 
 /** The parameters of REPLACE_SQL. */
-export function replaceParams (user: GbacUser, id: string, fields: ComponentGroupFields, expected: ExpectedVersions): unknown[] {
-  return [id, ...gbacParams(user), ...fieldParams(fields), expected ?? null]
+export function replaceParams (user: GbacUser, id: string, fields: ComponentGroupFields, expected: ExpectedVersions,
+  history: unknown[]): unknown[] {
+  return [id, ...gbacParams(user), ...fieldParams(fields), expected ?? null, ...history]
 }
 
 /** The parameters of GET_SQL. */
@@ -83,7 +105,9 @@ export function getParams (user: GbacUser, id: string): unknown[] {
 }
 
 /** Component groups table access. Every read and write is filtered by the caller's groups. */
-export function componentGroupsRepository (db: Db) {
+export function componentGroupsRepository (db: Db, history: HistorySettings = DEFAULT_HISTORY) {
+  const recorded = (action: HistoryAction, actor: Actor): unknown[] => historyParams(action, actor, history)
+  const versions = historyReads(db)
   let frequentTrigrams: { readAt: number, trigrams: Promise<ReadonlySet<string>> } | undefined
 
   async function frequentNameTrigrams (): Promise<ReadonlySet<string>> {
@@ -141,15 +165,14 @@ export function componentGroupsRepository (db: Db) {
     },
 
     /** Creates a group at version 1 with a new id; `undefined` when the name is taken. */
-    async create (input: ComponentGroupCreate): Promise<ComponentGroup | undefined> {
-      const { rows } = await db.query<Row>(`${INSERT_SQL} ON CONFLICT (name) DO NOTHING RETURNING ${COLUMNS}`,
-        [newObjectId(), ...fieldParams(toFields(input))])
+    async create (input: ComponentGroupCreate, actor: Actor): Promise<ComponentGroup | undefined> {
+      const { rows } = await db.query<Row>(CREATE_SQL, [newObjectId(), ...fieldParams(toFields(input)), ...recorded('create', actor)])
       return rows[0] === undefined ? undefined : toDoc(rows[0])
     },
 
     /** Replaces the writable fields and adds 1 to the version, if `user` may and the version matches. */
-    async replace (user: GbacUser, id: string, update: ComponentGroupUpdate, expected: ExpectedVersions): Promise<Outcome> {
-      const params = replaceParams(user, id, toFields(update), expected)
+    async replace (user: GbacUser, id: string, update: ComponentGroupUpdate, expected: ExpectedVersions, actor: Actor): Promise<Outcome> {
+      const params = replaceParams(user, id, toFields(update), expected, recorded('replace', actor))
       return await conditionalWrite(user, id, expected, async () => (await db.query<Row>(REPLACE_SQL, params)).rows[0])
     },
 
@@ -161,8 +184,8 @@ export function componentGroupsRepository (db: Db) {
       return refusal === undefined ? { doc } : { refusal }
     },
 
-    async remove (user: GbacUser, id: string, expected: ExpectedVersions): Promise<Outcome> {
-      const params = [id, ...gbacParams(user), expected ?? null]
+    async remove (user: GbacUser, id: string, expected: ExpectedVersions, actor: Actor): Promise<Outcome> {
+      const params = [id, ...gbacParams(user), expected ?? null, ...recorded('delete', actor)]
       return await conditionalWrite(user, id, expected, async () => (await db.query<Row>(DELETE_SQL, params)).rows[0])
     },
 
@@ -170,8 +193,40 @@ export function componentGroupsRepository (db: Db) {
      * Creates every group or none, each with a new id; a taken name gets the first free suffix
      * (import.ts). Past `timeoutMs` the import stops and stores nothing.
      */
-    async importAll (inputs: ComponentGroupCreate[], timeoutMs: number): Promise<ImportOutcome> {
-      return await importComponentGroups(db, inputs.map(toFields), timeoutMs)
+    async importAll (inputs: ComponentGroupCreate[], timeoutMs: number, actor: Actor): Promise<ImportOutcome> {
+      return await importComponentGroups(db, inputs.map(toFields), timeoutMs, recorded('import', actor))
+    },
+
+    /** The history reads (component-group-history.ts). */
+    versions,
+
+    /**
+     * Makes version `version` of group `id` its next version, as a replacement would (GBAC, the
+     * expected version, the name unique). A deleted group (admins only) comes back under its id,
+     * at the version after its delete, which is then what `expected` names.
+     */
+    async restore (user: GbacUser, id: string, version: number, expected: ExpectedVersions, actor: Actor): Promise<RestoreOutcome> {
+      const present = await current(id)
+      if (present !== undefined || !bypassesGbac(user)) {
+        if (present === undefined || !mayRead(user, present)) return { refusal: 'not-found' }
+        const source = await versions.version(id, version)
+        if (source?.document === undefined) return { refusal: 'version-not-found' }
+        const params = replaceParams(user, id, toFields(source.document), expected, recorded('restore', actor))
+        return await conditionalWrite(user, id, expected, async () => (await db.query<Row>(REPLACE_SQL, params)).rows[0])
+      }
+      const latest = await versions.latest(id)
+      if (latest?.action !== 'delete') return { refusal: 'not-found' }
+      if (!matchesVersion(expected, latest.version)) return { refusal: 'stale' }
+      const source = await versions.version(id, version)
+      if (source?.document === undefined) return { refusal: 'version-not-found' }
+      try {
+        const { rows } = await db.query<Row>(RESTORE_DELETED_SQL,
+          [id, ...fieldParams(toFields(source.document)), latest.version + 1, ...recorded('restore', actor)])
+        return rows[0] === undefined ? { refusal: 'changed' } : { doc: toDoc(rows[0]) }
+      } catch (err) {
+        if (isUniqueViolation(err)) return { refusal: 'name-taken' }
+        throw err
+      }
     }
   }
 }

@@ -7,15 +7,19 @@ import { LIMITS } from '../../schemas/component-groups.js'
 import { newObjectId } from '../../lib/http/ids.js'
 import type { ImportOutcome } from '../../lib/studio/outcomes.js'
 import { nameAllocator, suffixedNamesPattern } from '../../lib/studio/names.js'
+import { historyClauses } from './component-group-history.js'
 import { COLUMNS, CUSTOM_PLAN, isUniqueViolation, storedDoc, toDoc, WRITE_ATTEMPTS, type Row } from './component-group-rows.js'
 
 // An import stores its groups this many per statement.
 export const IMPORT_BATCH = 100
 
-const IMPORT_INSERT_SQL = `INSERT INTO component_groups (id, name, gbac_read, gbac_write, doc)
+// Each batch records its groups' first versions in the same statement ($2..: historyParams()).
+const IMPORT_INSERT_SQL = `WITH created AS (INSERT INTO component_groups (id, name, gbac_read, gbac_write, doc)
   SELECT r.id, r.name, r.gbac_read, r.gbac_write, r.doc
   FROM jsonb_to_recordset($1::jsonb) AS r(id text, name text, gbac_read text[], gbac_write text[], doc jsonb)
-  RETURNING ${COLUMNS}`
+  RETURNING ${COLUMNS}),
+  ${historyClauses('created', 2)}
+  SELECT ${COLUMNS} FROM created`
 
 // The names an import might clash with for one base: the base itself and its suffixed forms.
 const TAKEN_NAMES_SQL = "SELECT name FROM component_groups WHERE name = $1 OR name LIKE $2 ESCAPE '\\'"
@@ -43,7 +47,7 @@ async function importNames (q: Queryable, names: string[], deadline: number): Pr
 
 // One multi-row statement per batch; `between` runs before each batch after the first.
 async function insertBatches (q: Queryable, inputs: ComponentGroupFields[], names: string[], deadline: number,
-  between: () => Promise<void>, inserted: string[]): Promise<ComponentGroup[]> {
+  history: unknown[], between: () => Promise<void>, inserted: string[]): Promise<ComponentGroup[]> {
   const created: ComponentGroup[] = []
   for (let from = 0; from < inputs.length; from += IMPORT_BATCH) {
     if (from > 0) await between()
@@ -55,7 +59,7 @@ async function insertBatches (q: Queryable, inputs: ComponentGroupFields[], name
       gbac_write: fields.gbacWrite,
       doc: storedDoc(fields)
     }))
-    const { rows } = await q.query<Row>(IMPORT_INSERT_SQL, [JSON.stringify(batch)])
+    const { rows } = await q.query<Row>(IMPORT_INSERT_SQL, [JSON.stringify(batch), ...history])
     inserted.push(...batch.map((r) => r.id))
     const byId = new Map(rows.map((row) => [row.id, row]))
     for (const { id } of batch) created.push(toDoc(byId.get(id) as Row))
@@ -64,22 +68,26 @@ async function insertBatches (q: Queryable, inputs: ComponentGroupFields[], name
 }
 
 // On the PostgreSQL server: one transaction, all or none.
-async function importInTransaction (db: Db, inputs: ComponentGroupFields[], deadline: number): Promise<ComponentGroup[]> {
+async function importInTransaction (db: Db, inputs: ComponentGroupFields[], deadline: number, history: unknown[]): Promise<ComponentGroup[]> {
   return await db.transaction(async (tx) => {
     const names = await importNames(tx, inputs.map((f) => f.name), deadline)
-    return await insertBatches(tx, inputs, names, deadline, async () => {}, [])
+    return await insertBatches(tx, inputs, names, deadline, history, async () => {}, [])
   })
 }
 
 // On the embedded database (one connection, which a transaction holds): each batch commits on
-// its own and other requests run between batches; a failure deletes what the import stored.
-async function importInBatches (db: Db, inputs: ComponentGroupFields[], deadline: number): Promise<ComponentGroup[]> {
+// its own and other requests run between batches; a failure deletes what the import stored, and
+// the history it recorded.
+async function importInBatches (db: Db, inputs: ComponentGroupFields[], deadline: number, history: unknown[]): Promise<ComponentGroup[]> {
   const inserted: string[] = []
   try {
     const names = await importNames(db, inputs.map((f) => f.name), deadline)
-    return await insertBatches(db, inputs, names, deadline, async () => { await nextTurn() }, inserted)
+    return await insertBatches(db, inputs, names, deadline, history, async () => { await nextTurn() }, inserted)
   } catch (err) {
-    if (inserted.length > 0) await db.query('DELETE FROM component_groups WHERE id = ANY($1::text[])', [inserted])
+    if (inserted.length > 0) {
+      await db.query(`WITH gone AS (DELETE FROM component_groups WHERE id = ANY($1::text[]))
+        DELETE FROM component_group_versions WHERE group_id = ANY($1::text[])`, [inserted])
+    }
     throw err
   }
 }
@@ -90,14 +98,15 @@ async function importInBatches (db: Db, inputs: ComponentGroupFields[], deadline
  * instances); a concurrent create that takes a chosen name first makes the import start
  * again. Past `timeoutMs` the import stops and stores nothing.
  */
-export async function importComponentGroups (db: Db, inputs: ComponentGroupFields[], timeoutMs: number): Promise<ImportOutcome> {
+export async function importComponentGroups (db: Db, inputs: ComponentGroupFields[], timeoutMs: number,
+  history: unknown[]): Promise<ImportOutcome> {
   const deadline = performance.now() + timeoutMs
   return await db.withAdvisoryLock('component-group-import', async () => {
     for (let attempt = 1; ; attempt++) {
       try {
         const created = db.kind === 'postgres'
-          ? await importInTransaction(db, inputs, deadline)
-          : await importInBatches(db, inputs, deadline)
+          ? await importInTransaction(db, inputs, deadline, history)
+          : await importInBatches(db, inputs, deadline, history)
         return { created }
       } catch (err) {
         if (err instanceof ImportDeadline) return { refusal: 'timeout' }

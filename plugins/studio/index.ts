@@ -1,4 +1,5 @@
-// The studio plugin: the component groups repository as `fastify.componentGroupsRepository`.
+// The studio plugin: the component groups repository as `fastify.componentGroupsRepository`, with
+// the history retention of the configuration.
 import fp from 'fastify-plugin'
 import { componentGroupsRepository, type ComponentGroupsRepository } from './component-groups-repository.js'
 
@@ -9,5 +10,7 @@ declare module 'fastify' {
 }
 
 export default fp(async (fastify) => {
-  fastify.decorate('componentGroupsRepository', componentGroupsRepository(fastify.db))
-}, { name: 'component-groups-repository', dependencies: ['database'] })
+  const { STUDIO_HISTORY_MAX_VERSIONS: maxVersions, STUDIO_HISTORY_MAX_AGE_DAYS: maxAgeDays } = fastify.config
+  fastify.decorate('componentGroupsRepository', componentGroupsRepository(fastify.db,
+    maxAgeDays === undefined ? { maxVersions } : { maxVersions, maxAgeDays }))
+}, { name: 'component-groups-repository', dependencies: ['config', 'database'] })

@@ -1,11 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { WRITERS } from '../../lib/auth/roles.js'
+import { ADMINS, WRITERS } from '../../lib/auth/roles.js'
 import { InvalidListParameter } from '../../lib/lists/errors.js'
-import { pageEnvelope, parseListQuery, parseProjection, project } from '../../lib/lists/list-query.js'
-import { ComponentGroupNotFound, ImportTimeout, ImportTooLarge, InvalidVersionCondition, nameTaken } from '../../lib/studio/errors.js'
+import { pageEnvelope, parseListQuery, parseProjection, project, type ListRequest } from '../../lib/lists/list-query.js'
+import {
+  ComponentGroupNotFound, ComponentGroupVersionNotFound, ImportTimeout, ImportTooLarge, InvalidVersionCondition, nameTaken
+} from '../../lib/studio/errors.js'
+import { DELETED_LIST, VERSION_LIST, wantsDocument, type Actor } from '../../lib/studio/history.js'
+import { DeletedPage, Version, VersionParams, VersionsPage, VersionsQuery } from '../../schemas/component-group-history.js'
 import { expectedVersions, parseVersionIfMatch, versionEtag, type ExpectedVersions } from '../../lib/studio/if-match.js'
 import { refusalError } from '../../lib/studio/outcomes.js'
+import { bypassesGbac } from '../../lib/studio/gbac.js'
 import { errorResponses } from '../../schemas/common.js'
 import {
   COMPONENT_GROUP_LIST, CreateBody, Created, Deleted, FetchQuery, Fetched, IdParams, IfMatchHeaders, Imported,
@@ -25,6 +30,21 @@ export interface ComponentGroupRoutesOptions {
   prefix: string
   /** The studio UI path the `edit` links point at: `/studio/` or the platform's `/automation-studio/`. */
   editPage: string
+}
+
+/** Who makes a change: the caller as it authenticated. */
+function actorOf (request: FastifyRequest): Actor {
+  const { clientId } = request.auth
+  return { username: request.user.username, method: request.auth.method, ...(clientId === undefined ? {} : { clientId }) }
+}
+
+/** A page of a history list (always in its own order) from limit, skip, include and exclude. */
+function historyPage (spec: typeof VERSION_LIST, query: { limit: number, skip: number, include?: string, exclude?: string },
+  limits: { LIST_MAX_PAGE_BYTES: number }): ListRequest {
+  const projection = parseProjection(spec, query)
+  if (!projection.ok) throw new InvalidListParameter(projection.reason)
+  const { limit, skip } = query
+  return { limit, skip, maxBytes: limits.LIST_MAX_PAGE_BYTES, sort: spec.defaultSort, order: -1, filters: [], projection: projection.value }
 }
 
 /**
@@ -68,7 +88,7 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
   }, async (request, reply) => {
     const input = request.body.componentGroup
     request.audit('studio.create', input.name)
-    const created = await repo.create(input)
+    const created = await repo.create(input, actorOf(request))
     if (created === undefined) throw nameTaken(input.name)
     request.audit('studio.create', created._id, { name: created.name, version: created.version })
     void reply.header('etag', versionEtag(created.version))
@@ -90,7 +110,7 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
     request.audit('studio.import', 'component-groups', { groups: inputs.length })
     const max = fastify.config.STUDIO_IMPORT_MAX_GROUPS
     if (inputs.length > max) throw new ImportTooLarge(max, inputs.length)
-    const outcome = await repo.importAll(inputs, fastify.config.STUDIO_IMPORT_TIMEOUT_MS)
+    const outcome = await repo.importAll(inputs, fastify.config.STUDIO_IMPORT_TIMEOUT_MS, actorOf(request))
     if ('refusal' in outcome) {
       if (outcome.refusal === 'name-taken') throw nameTaken()
       throw new ImportTimeout(fastify.config.STUDIO_IMPORT_TIMEOUT_MS)
@@ -143,7 +163,7 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
     const expected = writeCondition(request.headers['if-match'], update?.version)
     const outcome = update === undefined
       ? await repo.checkWritable(request.user, id, expected)
-      : await repo.replace(request.user, id, update, expected)
+      : await repo.replace(request.user, id, update, expected, actorOf(request))
     if ('refusal' in outcome) throw refusalError(outcome.refusal, id, update?.name)
     void reply.header('etag', versionEtag(outcome.doc.version))
     request.audit(update === undefined ? 'studio.check' : 'studio.replace', id, { name: outcome.doc.name, version: outcome.doc.version })
@@ -164,9 +184,87 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
   }, async (request) => {
     const { id } = request.params
     request.audit('studio.delete', id)
-    const outcome = await repo.remove(request.user, id, writeCondition(request.headers['if-match']))
+    const outcome = await repo.remove(request.user, id, writeCondition(request.headers['if-match']), actorOf(request))
     if ('refusal' in outcome) throw refusalError(outcome.refusal, id)
     return { message: `Component group "${id}" deleted`, deleted: outcome.doc }
+  })
+
+  // History (docs/studio.md): a version is shown with the access rules its group has now.
+  fastify.get('/deleted', {
+    config: { roles: ADMINS },
+    schema: {
+      summary: 'List the deleted component groups (admins), the latest delete first',
+      description: 'Each item is the group\'s delete entry; include=document adds the group as it was when deleted. ' +
+        'Restore one with POST /{id}/versions/{version}/restore.',
+      tags,
+      querystring: VersionsQuery,
+      response: { 200: DeletedPage, ...errorResponses(400) }
+    }
+  }, async (request) => {
+    const list = historyPage(DELETED_LIST, request.query, fastify.config)
+    const { items, total } = await repo.versions.deleted(list, wantsDocument(list.projection))
+    return pageEnvelope(items.map((entry) => project(entry, list.projection)), list, total)
+  })
+
+  fastify.get('/:id/versions', {
+    schema: {
+      summary: 'List a component group\'s versions, newest first',
+      description: 'limit, skip, include / exclude as on the list; the documents only with include=document. ' +
+        'Admins also read a deleted group\'s versions.',
+      tags,
+      params: IdParams,
+      querystring: VersionsQuery,
+      response: { 200: VersionsPage, ...errorResponses(400, 404) }
+    }
+  }, async (request) => {
+    const { id } = request.params
+    const list = historyPage(VERSION_LIST, request.query, fastify.config)
+    const { items, total } = await repo.versions.page(request.user, id, list, wantsDocument(list.projection))
+    // Nothing listed: the group may be one the caller may not read, or not be at all.
+    if (total === 0 && await repo.get(request.user, id) === undefined) throw new ComponentGroupNotFound(id)
+    return pageEnvelope(items.map((entry) => project(entry, list.projection)), list, total)
+  })
+
+  fastify.get('/:id/versions/:version', {
+    schema: {
+      summary: 'Get one version of a component group, with its document',
+      tags,
+      params: VersionParams,
+      response: { 200: Version, ...errorResponses(400, 404) }
+    }
+  }, async (request) => {
+    const { id, version } = request.params
+    // Readable now, or (admins) deleted with its history kept.
+    const group = await repo.get(request.user, id)
+    if (group === undefined && !bypassesGbac(request.user)) throw new ComponentGroupNotFound(id)
+    const entry = await repo.versions.version(id, version)
+    if (entry !== undefined) return entry
+    if (group === undefined && await repo.versions.latest(id) === undefined) throw new ComponentGroupNotFound(id)
+    throw new ComponentGroupVersionNotFound(id, version)
+  })
+
+  fastify.post('/:id/versions/:version/restore', {
+    config: writers,
+    schema: {
+      summary: 'Restore a version: its content becomes the next version',
+      description: 'A change like a PUT (history, group access, If-Match on the current version, the name still ' +
+        'unique). A deleted group (admins) comes back under its id; If-Match then names its delete version.',
+      tags,
+      params: VersionParams,
+      headers: IfMatchHeaders,
+      response: { 200: Updated, ...errorResponses(400, 404, 409) }
+    }
+  }, async (request, reply) => {
+    const { id, version } = request.params
+    request.audit('studio.restore', id, { version })
+    const outcome = await repo.restore(request.user, id, version, writeCondition(request.headers['if-match']), actorOf(request))
+    if ('refusal' in outcome) {
+      if (outcome.refusal === 'version-not-found') throw new ComponentGroupVersionNotFound(id, version)
+      throw refusalError(outcome.refusal, id)
+    }
+    request.audit('studio.restore', id, { name: outcome.doc.name, version: outcome.doc.version, from: version })
+    void reply.header('etag', versionEtag(outcome.doc.version))
+    return { updated: outcome.doc, edit: edit(request, id) }
   })
 }
 

@@ -8,6 +8,7 @@ const ID = '0123456789abcdef01234567'
 const row = { id: ID, name: 'Raced', version: 5, gbac_read: [], gbac_write: [], doc: { description: '', members: [], meta: {} } }
 const fields = { name: 'Raced', description: '', members: [], gbacRead: [], gbacWrite: [], meta: {} }
 const designer = { roles: ['designer'], groups: [] }
+const actor = { username: 'designer', method: 'basic' }
 
 // A database whose UPDATE touches no row `misses` times, while a look at the row finds it writable.
 function fakeDb (misses: number): Db & { updates: number } {
@@ -33,19 +34,19 @@ function fakeDb (misses: number): Db & { updates: number } {
 
 t.test('a write that nothing refuses any more is tried again', async (t) => {
   const db = fakeDb(2)
-  const outcome = await componentGroupsRepository(db).replace(designer, ID, fields, undefined)
+  const outcome = await componentGroupsRepository(db).replace(designer, ID, fields, undefined, actor)
   t.same(outcome, { doc: { _id: ID, ...fields, version: 6 } })
   t.equal(db.updates, 3)
 })
 
 t.test('and answered as changed after three attempts', async (t) => {
   const db = fakeDb(Infinity)
-  t.same(await componentGroupsRepository(db).replace(designer, ID, fields, [5]), { refusal: 'changed' })
+  t.same(await componentGroupsRepository(db).replace(designer, ID, fields, [5], actor), { refusal: 'changed' })
   t.equal(db.updates, 3)
 })
 
 t.test('a refusal found on the first look is not retried', async (t) => {
   const db = fakeDb(Infinity)
-  t.same(await componentGroupsRepository(db).replace(designer, ID, fields, [4]), { refusal: 'stale' })
+  t.same(await componentGroupsRepository(db).replace(designer, ID, fields, [4], actor), { refusal: 'stale' })
   t.equal(db.updates, 1)
 })

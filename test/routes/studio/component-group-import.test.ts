@@ -55,7 +55,7 @@ for (const database of testDatabases) {
     t.test('past its time an import stops and stores nothing', async (t) => {
       const before = await total(app)
       const outcome = await app.componentGroupsRepository.importAll(
-        Array.from({ length: 150 }, (_, i) => ({ name: `Late ${i}`, description: '', members: [], gbacRead: [], gbacWrite: [], meta: {} })), 0)
+        Array.from({ length: 150 }, (_, i) => ({ name: `Late ${i}`, description: '', members: [], gbacRead: [], gbacWrite: [], meta: {} })), 0, { username: 'admin', method: 'basic' })
       t.same(outcome, { refusal: 'timeout' })
       t.equal(await total(app), before)
     })

@@ -412,7 +412,7 @@ for (const database of testDatabases) {
       await t.rejects(app.componentGroupsRepository.importAll([
         ...Array.from({ length: 150 }, (_, i) => atomic(`Atomic ${i}`)), // a first batch stored before the failure
         atomic('x'.repeat(300))
-      ], 30_000), /check constraint/)
+      ], 30_000, { username: 'dana', method: 'basic' }), /check constraint/)
       t.equal((await app.inject({ url: `${BASE}?limit=1`, headers: { authorization: adminAuth } })).json().total, before, 'nothing was imported')
     })
 

@@ -1,0 +1,57 @@
+// Component-group history: who changed a group and how, what retention keeps, and the fields of
+// a version entry as the list language projects them.
+import type { ListSpec } from '../lists/list-query.js'
+
+export type HistoryAction = 'create' | 'replace' | 'import' | 'restore' | 'delete'
+
+/** Who made a change, as the request authenticated (a service account as its OAuth client's token). */
+export interface Actor {
+  username: string
+  method: string
+  clientId?: string
+}
+
+/** What the history keeps: `maxVersions` per group (0: history off), and, when set, nothing older than `maxAgeDays`. */
+export interface HistorySettings {
+  maxVersions: number
+  maxAgeDays?: number
+}
+
+export const DEFAULT_HISTORY: HistorySettings = { maxVersions: 100 }
+
+/**
+ * A change removes at most this many of its group's oldest versions (those past the limits),
+ * read from the front of the primary key: a lowered limit is caught up with a few rows per
+ * change, never by a scan.
+ */
+export const PRUNE_BATCH = 4
+
+/** The parameters that follow a write's own in its statement (see historyClauses). */
+export function historyParams (action: HistoryAction, actor: Actor, settings: HistorySettings): unknown[] {
+  return [action, actor.username, actor.method, actor.clientId ?? null, settings.maxVersions, settings.maxAgeDays ?? null]
+}
+
+/** The field a version entry holds its group in; only sent when `include` names it. */
+export const DOCUMENT_FIELD = 'document'
+
+/**
+ * The list language on a group's versions (newest first, not sortable or filterable) and on the
+ * deleted groups (latest delete first). `include` / `exclude` choose fields.
+ */
+export const VERSION_LIST: ListSpec = {
+  idField: 'version',
+  fields: ['_id', 'version', 'action', 'actor', 'changedAt', 'name', DOCUMENT_FIELD],
+  sortable: { version: 'version' },
+  defaultSort: 'version',
+  filterable: {},
+  defaultFilterField: '',
+  maxLimit: 100,
+  maxValueLength: 1
+}
+
+export const DELETED_LIST: ListSpec = { ...VERSION_LIST, idField: '_id', sortable: { deleted: 'seq' }, defaultSort: 'deleted' }
+
+/** Whether entries are read with their documents: only when `include` names the document. */
+export function wantsDocument (projection: { kind: string, fields?: ReadonlySet<string> }): boolean {
+  return projection.kind === 'include' && projection.fields?.has(DOCUMENT_FIELD) === true
+}

@@ -1,0 +1,117 @@
+// Component-group history in SQL: the clauses a write adds to its own statement (so a change
+// and its version exist together or not at all, on both databases), and the reads of versions
+// and of deleted groups.
+import type { Queryable } from '../database/index.js'
+import type { ComponentGroup } from '../../schemas/component-groups.js'
+import type { VersionEntry } from '../../schemas/component-group-history.js'
+import { bypassesGbac, type GbacUser } from '../../lib/studio/gbac.js'
+import { PRUNE_BATCH, type HistoryAction } from '../../lib/studio/history.js'
+import { readPage, listStatements, type ListRequest, type ListSource } from '../../lib/lists/list-query.js'
+import { DELETED_LIST, VERSION_LIST } from '../../lib/studio/history.js'
+import { toDoc, type Row } from './component-group-rows.js'
+
+/**
+ * The clauses of a write's WITH that record `source` (a CTE with the columns of COLUMNS: the
+ * group after the change) and prune its group's oldest versions, over the six parameters of
+ * historyParams() from `$at`. Nothing is recorded or pruned when the history is off.
+ */
+export function historyClauses (source: string, at: number): string {
+  const [action, actor, method, client, max, age] = [0, 1, 2, 3, 4, 5].map((i) => `$${at + i}`)
+  const record = `recorded AS (INSERT INTO component_group_versions
+      (group_id, version, action, actor, auth_method, client_id, name, gbac_read, gbac_write, doc)
+    SELECT id, version, ${action}::text, ${actor}::text, ${method}::text, ${client}::text, name, gbac_read, gbac_write, doc
+    FROM ${source} WHERE ${max}::int > 0)`
+  // (A new group has nothing to prune: the look costs one probe of the index.)
+  // The group's oldest few versions, read from the front of the primary key; of those, the ones
+  // past the limits go. ${age} NULL: no age limit.
+  return `${record},
+  pruned AS (DELETE FROM component_group_versions AS p WHERE ${max}::int > 0 AND (p.group_id, p.version) IN (
+    SELECT o.group_id, o.version FROM ${source} AS c,
+      LATERAL (SELECT group_id, version, changed_at FROM component_group_versions
+        WHERE group_id = c.id ORDER BY version LIMIT ${PRUNE_BATCH}) AS o
+    WHERE o.version <= c.version - ${max}::int OR o.changed_at < now() - make_interval(days => ${age}::int)))`
+}
+
+const ENTRY_COLUMNS = 'group_id, version, action, actor, auth_method, client_id, changed_at, name'
+const DOCUMENT_COLUMNS = 'gbac_read, gbac_write, doc'
+
+interface EntryRow {
+  group_id: string
+  version: number
+  action: HistoryAction
+  actor: string
+  auth_method: string
+  client_id: string | null
+  changed_at: Date | string
+  name: string
+  gbac_read?: string[]
+  gbac_write?: string[]
+  doc?: Row['doc']
+}
+
+function toEntry (row: EntryRow): VersionEntry {
+  const entry: VersionEntry = {
+    _id: row.group_id,
+    version: row.version,
+    action: row.action,
+    actor: { username: row.actor, method: row.auth_method, ...(row.client_id === null ? {} : { clientId: row.client_id }) },
+    changedAt: new Date(row.changed_at).toISOString(),
+    name: row.name
+  }
+  if (row.doc !== undefined) entry.document = toVersionDoc(row as Row & EntryRow)
+  return entry
+}
+
+const toVersionDoc = (row: Row & EntryRow): ComponentGroup => toDoc({ ...row, id: row.group_id })
+
+// Who may read group $1 now, for a reader who is not an admin ($2: the reader's groups).
+const READABLE_NOW = `EXISTS (SELECT 1 FROM component_groups AS g WHERE g.id = $1
+  AND (cardinality(g.gbac_read) = 0 OR g.gbac_read && $2::text[]))`
+
+/** The rows of group `id`'s history that `user` may read: every one for an admin (a deleted group's too). */
+export function versionsSource (user: GbacUser, id: string, withDocument: boolean): ListSource {
+  const source = { table: 'component_group_versions', columns: withDocument ? `${ENTRY_COLUMNS}, ${DOCUMENT_COLUMNS}` : ENTRY_COLUMNS }
+  if (bypassesGbac(user)) return { ...source, arms: [['group_id = $1']], params: [id] }
+  return { ...source, arms: [['group_id = $1', READABLE_NOW]], params: [id, [...user.groups]] }
+}
+
+// A deleted group: its latest version is a delete (a restore would have added one after it).
+const DELETED_SOURCE = (withDocument: boolean): ListSource => ({
+  table: 'component_group_versions',
+  columns: `seq, ${ENTRY_COLUMNS}${withDocument ? `, ${DOCUMENT_COLUMNS}` : ''}`,
+  arms: [["action = 'delete'", `NOT EXISTS (SELECT 1 FROM component_group_versions AS later
+    WHERE later.group_id = component_group_versions.group_id AND later.version > component_group_versions.version)`]],
+  params: []
+})
+
+const VERSION_SQL = `SELECT ${ENTRY_COLUMNS}, ${DOCUMENT_COLUMNS} FROM component_group_versions WHERE group_id = $1 AND version = $2`
+const LATEST_SQL = `SELECT ${ENTRY_COLUMNS}, ${DOCUMENT_COLUMNS} FROM component_group_versions WHERE group_id = $1 ORDER BY version DESC LIMIT 1`
+
+/** The history reads. GBAC is the caller's to apply to single versions (the route knows the group). */
+export function historyReads (db: Queryable) {
+  return {
+    /** A page of group `id`'s versions newest first, as `user` may read them now. */
+    async page (user: GbacUser, id: string, request: ListRequest, withDocument: boolean): Promise<{ items: VersionEntry[], total: number }> {
+      const { rows, total } = await readPage<EntryRow>(db, listStatements(VERSION_LIST, request, versionsSource(user, id, withDocument)), request)
+      return { items: rows.map(toEntry), total }
+    },
+
+    /** A page of the deleted groups, the latest delete first (for admins). */
+    async deleted (request: ListRequest, withDocument: boolean): Promise<{ items: VersionEntry[], total: number }> {
+      const { rows, total } = await readPage<EntryRow>(db, listStatements(DELETED_LIST, request, DELETED_SOURCE(withDocument)), request)
+      return { items: rows.map(toEntry), total }
+    },
+
+    /** One version of group `id`, whole; undefined when there is none (no GBAC: see the caller). */
+    async version (id: string, version: number): Promise<VersionEntry | undefined> {
+      const { rows } = await db.query<EntryRow>(VERSION_SQL, [id, version])
+      return rows[0] === undefined ? undefined : toEntry(rows[0])
+    },
+
+    /** The newest version of group `id`: a delete when the group is deleted. */
+    async latest (id: string): Promise<VersionEntry | undefined> {
+      const { rows } = await db.query<EntryRow>(LATEST_SQL, [id])
+      return rows[0] === undefined ? undefined : toEntry(rows[0])
+    }
+  }
+}

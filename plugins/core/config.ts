@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { parseBundleVersion } from '../../lib/configuration/maintenance-version.js'
 import { parseGitProviders, type GitProviders } from '../../lib/git/providers.js'
 import { parseAllowedSpecialPaths, type SpecialPath } from '../../lib/git/paths.js'
+import { tracingSettings, type TracingSettings } from '../../lib/tracing/settings.js'
 import packageJson from '../../package.json' with { type: 'json' }
 
 // Every setting the service reads, with its default. The only place that reads the environment.
@@ -58,7 +59,15 @@ export const ConfigSchema = Type.Object({
   // The most bytes of items one list page holds (at least one item): see lib/lists/list-query.ts.
   LIST_MAX_PAGE_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 8 * 1024 * 1024 }),
   STUDIO_IMPORT_MAX_GROUPS: Type.Integer({ minimum: 1, maximum: 10_000, default: 500 }),
-  STUDIO_IMPORT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 })
+  STUDIO_IMPORT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),
+  // Traces (OpenTelemetry's standard variables): off unless an exporter or endpoint is named; see lib/tracing/settings.ts.
+  OTEL_SDK_DISABLED: Type.Boolean({ default: false }),
+  OTEL_TRACES_EXPORTER: Type.Optional(Type.String()),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  OTEL_EXPORTER_OTLP_HEADERS: Type.Optional(Type.String()),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: Type.Optional(Type.String()),
+  OTEL_SERVICE_NAME: Type.String({ minLength: 1, default: 'netauto-api' })
 })
 
 /** The settings, plus what is parsed from them once at start. */
@@ -67,6 +76,8 @@ export type Config = Static<typeof ConfigSchema> & {
   readonly gitProviders: GitProviders
   /** GIT_ALLOWED_SPECIAL_PATHS, parsed. */
   readonly gitAllowedSpecialPaths: ReadonlySet<SpecialPath>
+  /** Where traces go; undefined when tracing is off (the default). */
+  readonly tracing: TracingSettings | undefined
 }
 
 export class ConfigError extends Error {
@@ -97,7 +108,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, options: { dot
   if (!gitProviders.ok) throw new ConfigError(`Invalid configuration: ${gitProviders.reason}`)
   const gitAllowedSpecialPaths = parseAllowedSpecialPaths(config.GIT_ALLOWED_SPECIAL_PATHS)
   if (!gitAllowedSpecialPaths.ok) throw new ConfigError(`Invalid configuration: ${gitAllowedSpecialPaths.reason}`)
-  return { ...config, gitProviders: gitProviders.value, gitAllowedSpecialPaths: gitAllowedSpecialPaths.value }
+  const tracing = tracingSettings(config)
+  if (!tracing.ok) throw new ConfigError(`Invalid configuration: ${tracing.reason}`)
+  return { ...config, gitProviders: gitProviders.value, gitAllowedSpecialPaths: gitAllowedSpecialPaths.value, tracing: tracing.value }
 }
 
 declare module 'fastify' {

@@ -1,5 +1,6 @@
 // The relay's client to the orchestrators: one keep-alive undici Pool per adapter, adapter rows
 // cached, calls under their adapter's deadline and size limit (plugins/orchestrator/exchange.ts).
+import type { Tracer } from '@opentelemetry/api'
 import { Pool } from 'undici'
 import { basicAuthorization } from '../../lib/auth/basic-auth-header.js'
 import { HttpError } from '../../lib/http/errors.js'
@@ -10,6 +11,7 @@ import type { RelayMethod } from '../../lib/orchestrator/relay-request.js'
 import { decodedErrorAnswer, isClosedPoolError, isUpstreamSuccess, upstreamFailure, upstreamStatusError, type UpstreamAnswer } from '../../lib/orchestrator/upstream.js'
 import type { RelayAdapter } from './adapters-repository.js'
 import { StreamingExchange, type UpstreamResponse } from './exchange.js'
+import { relayTrace } from './tracing.js'
 
 export type { UpstreamResponse } from './exchange.js'
 
@@ -48,6 +50,8 @@ export interface OrchestratorClientOptions {
   /** A pool with no call for this long is closed, and built again on the next call (0: never). */
   poolIdleMs?: number
   now?: () => number
+  /** Traces the calls (tracing.ts) when given. */
+  tracer?: Tracer | null
 }
 
 /**
@@ -58,6 +62,7 @@ export interface OrchestratorClientOptions {
  */
 export function orchestratorClient (options: OrchestratorClientOptions) {
   const { findAdapter, cacheTtlMs, connections } = options
+  const tracer = options.tracer ?? undefined
   const poolIdleMs = options.poolIdleMs ?? 0
   const now = options.now ?? Date.now
   const entries = new Map<string, Connection>()
@@ -155,11 +160,13 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
       conn.usedAt = now()
     }
     const midBody = (err: unknown): Error => upstreamFailure(id, err, { timeoutMs, maxBytes: MAX_UPSTREAM_RESPONSE_BYTES })
+    const path = upstreamPath(conn.base, request.path)
+    const trace = tracer === undefined ? undefined : relayTrace(tracer, { adapter: id, origin: conn.base.origin, method: request.method, path }, headers)
     return new Promise((resolve, reject) => {
-      const exchange = new StreamingExchange({ resolve, reject, done, failure: midBody, timeoutMs })
+      const exchange = new StreamingExchange({ resolve, reject, done, failure: midBody, timeoutMs, trace })
       conn.pool.dispatch({
         method: request.method,
-        path: upstreamPath(conn.base, request.path),
+        path,
         headers,
         body: request.body?.text
       }, exchange)

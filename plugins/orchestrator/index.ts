@@ -25,7 +25,8 @@ export default fp(async (fastify) => {
     findAdapter: async (id) => await repository.findForRelay(id),
     cacheTtlMs: fastify.config.ORCHESTRATOR_ADAPTER_CACHE_TTL_MS,
     connections: fastify.config.ORCHESTRATOR_POOL_CONNECTIONS,
-    poolIdleMs: fastify.config.ORCHESTRATOR_POOL_IDLE_MS
+    poolIdleMs: fastify.config.ORCHESTRATOR_POOL_IDLE_MS,
+    tracer: fastify.tracer
   })
   fastify.decorate('orchestrator', client)
   fastify.addHook('onClose', async () => { await client.close() })

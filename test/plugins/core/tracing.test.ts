@@ -3,7 +3,11 @@
 // to the traceparent the Git provider received. No span attribute holds a credential.
 import t, { type Test } from 'tap'
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node'
-import { ADMIN, adminAuth, buildTestApp, createUser, testDatabases } from '../../helper.js'
+import { createServer } from 'node:http'
+import { once } from 'node:events'
+import type { AddressInfo } from 'node:net'
+import { buildApp } from '../../../app.js'
+import { ADMIN, adminAuth, buildTestApp, createTestDatabase, createUser, testConfig, testDatabases } from '../../helper.js'
 import { startGitServer } from '../../fixtures/git-server.js'
 import { createAdapter, nsoAdapter, startNso } from '../../helpers/nso.js'
 
@@ -191,4 +195,31 @@ t.test('on: the Git provider receives the trace, under the request span', async 
   }
   t.ok(calls.some((c) => c.attributes['http.response.status_code'] === 200))
   holdsNoSecret(t, spans, [GIT_TOKEN, Buffer.from(`bot:${GIT_TOKEN}`).toString('base64')])
+})
+
+t.test('on with an OTLP endpoint: spans reach the collector, with its headers, by the time the app closed', async (t) => {
+  const received: Array<{ url: string | undefined, apiKey: string | string[] | undefined, bytes: number }> = []
+  const collector = createServer((req, res) => {
+    let bytes = 0
+    req.on('data', (chunk: Buffer) => { bytes += chunk.length })
+    req.on('end', () => {
+      received.push({ url: req.url, apiKey: req.headers['api-key'], bytes })
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+    })
+  })
+  collector.listen(0, '127.0.0.1')
+  await once(collector, 'listening')
+  t.teardown(() => { collector.close() })
+  const { port } = collector.address() as AddressInfo
+  const env = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_EXPORTER_OTLP_HEADERS: 'api-key=collector-key' }
+  const database = await createTestDatabase(t, 'any', { migrated: true })
+  const app = await buildApp(testConfig({ ...database.env, ...env }))
+  await app.ready()
+  t.ok(app.tracer !== null)
+  const response = await app.inject({ method: 'GET', url: '/whoami', headers: { authorization: adminAuth } })
+  t.equal(response.statusCode, 200)
+  await app.close()
+  t.ok(received.length > 0, 'the batch was sent on close')
+  t.same(received.map((r) => [r.url, r.apiKey]), received.map(() => ['/v1/traces', 'collector-key']))
+  t.ok(received.every((r) => r.bytes > 0))
 })

@@ -14,6 +14,9 @@ declare module 'fastify' {
   }
 }
 
+/** How long a stopping service waits for its last spans to be exported. */
+export const SHUTDOWN_EXPORT_MS = 3000
+
 export interface TracingOptions {
   /** Takes the spans instead of the configured exporter (tests: an in-memory exporter). */
   spanProcessor?: SpanProcessor
@@ -81,6 +84,14 @@ export default fp<TracingOptions>(async (fastify, opts) => {
     if (typeof username === 'string') request.opentelemetry().span?.setAttribute('enduser.id', username)
   })
   fastify.decorate('tracer', provider.getTracer(packageJson.name, packageJson.version))
-  // After the server stopped: the last spans are sent (or dropped when the collector is away).
-  fastify.addHook('onClose', async () => { await provider.shutdown() })
+  // After the server stopped: the last spans are sent, within SHUTDOWN_EXPORT_MS. A collector that
+  // is away (the exporter retries it for seconds) must neither hold the stop nor fail it.
+  fastify.addHook('onClose', async () => {
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<'late'>((resolve) => { timer = setTimeout(() => { resolve('late') }, SHUTDOWN_EXPORT_MS) })
+    const outcome = await Promise.race([provider.shutdown().then(() => 'sent' as const), deadline])
+      .catch((err: unknown) => { fastify.log.warn({ err }, 'the last traces could not be sent'); return 'failed' as const })
+    clearTimeout(timer)
+    if (outcome === 'late') fastify.log.warn({ waitedMs: SHUTDOWN_EXPORT_MS }, 'the last traces were not sent in time: dropped')
+  })
 }, { name: 'tracing', dependencies: ['config'] })

@@ -7,7 +7,7 @@ import { createServer } from 'node:http'
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../../app.js'
-import { ADMIN, adminAuth, buildTestApp, createTestDatabase, createUser, testConfig, testDatabases } from '../../helper.js'
+import { ADMIN, adminAuth, buildTestApp, captureLogs, createTestDatabase, createUser, testConfig, testDatabases } from '../../helper.js'
 import { startGitServer } from '../../fixtures/git-server.js'
 import { createAdapter, nsoAdapter, startNso } from '../../helpers/nso.js'
 
@@ -222,4 +222,16 @@ t.test('on with an OTLP endpoint: spans reach the collector, with its headers, b
   t.ok(received.length > 0, 'the batch was sent on close')
   t.same(received.map((r) => [r.url, r.apiKey]), received.map(() => ['/v1/traces', 'collector-key']))
   t.ok(received.every((r) => r.bytes > 0))
+})
+
+t.test('a collector that is away neither holds nor fails the stop', async (t) => {
+  const database = await createTestDatabase(t, 'any', { migrated: true })
+  const logs = captureLogs()
+  // Port 9 (discard) refuses connections here: the exporter retries for longer than the stop waits.
+  const app = await buildApp(testConfig({ ...database.env, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9', LOG_LEVEL: 'warn' }), { logStream: logs })
+  await app.ready()
+  t.equal((await app.inject({ method: 'GET', url: '/whoami', headers: { authorization: adminAuth } })).statusCode, 200)
+  await t.resolves(app.close(), 'the app closes')
+  const warned = logs.lines.map((line) => JSON.parse(line) as { msg: string }).filter((l) => /last traces/.test(l.msg))
+  t.equal(warned.length, 1, 'one warning says the last spans were lost')
 })

@@ -67,8 +67,10 @@ export default fp<TracingOptions>(async (fastify, opts) => {
     spanProcessors: [processor]
   })
   const instrumentation = new FastifyOtelInstrumentation({
-    // A span per hook would be a dozen per request for little: the request and its handler say enough.
+    // A span per hook would be a dozen per request, and one for the handler doubles the spans of a
+    // request for little: the request's span is the parent of the statements and calls it makes.
     instrumentHooks: false,
+    instrumentHandler: false,
     requestHook: (span, request) => {
       // Fastify's attribute is the URL as sent: its query may hold a credential (?token=).
       span.setAttribute('url.path', pathForSpan(request.url))

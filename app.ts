@@ -2,6 +2,7 @@ import Fastify from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { DestinationStream } from 'pino'
 import type { Config } from './plugins/core/config.js'
+import type { TracingOptions } from './plugins/core/tracing.js'
 import { serverOptions } from './plugins/core/server-options.js'
 import corePlugin from './plugins/core/index.js'
 import databasePlugin from './plugins/database/index.js'
@@ -16,11 +17,11 @@ import routes from './routes/index.js'
 export { REDACTED_PATHS } from './plugins/core/server-options.js'
 
 /** Builds the service. The order matters: each block uses what the blocks above it decorate. */
-export async function buildApp (config: Config, options: { logStream?: DestinationStream } = {}) {
+export async function buildApp (config: Config, options: { logStream?: DestinationStream, tracing?: TracingOptions } = {}) {
   const app = Fastify(serverOptions(config, options.logStream)).withTypeProvider<TypeBoxTypeProvider>()
 
-  // Core: configuration, errors, request input checks, load shedding, public URL, OpenAPI, secrets.
-  await app.register(corePlugin, { config })
+  // Core: configuration, traces, errors, request input checks, load shedding, public URL, OpenAPI, secrets.
+  await app.register(corePlugin, { config, tracing: options.tracing })
 
   // Data and auth: the database (migrated), who the caller is and what it may do, the metrics
   // (which read the database's pool and guard /metrics with the admin role), and the audit trail

@@ -14,6 +14,7 @@ import { buildApp } from '../app.js'
 import { basicAuthorization } from '../lib/auth/basic-auth-header.js'
 import { MIGRATIONS_DIR, migrate, openDatabase } from '../plugins/database/index.js'
 import { loadConfig, type Config } from '../plugins/core/config.js'
+import type { TracingOptions } from '../plugins/core/tracing.js'
 
 const run = promisify(execFile)
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -195,11 +196,13 @@ export async function buildTestApp (t: Test, options: {
   env?: Record<string, string | undefined>
   /** Receives every log line (as JSON text); set LOG_LEVEL in `env` to see them. */
   logStream?: DestinationStream
+  /** Where the spans go (an in-memory exporter's processor): traces on. */
+  tracing?: TracingOptions
 } = {}): Promise<TestApp> {
   const database = typeof options.database === 'object'
     ? options.database
     : await createTestDatabase(t, options.database ?? 'embedded', { migrated: true })
-  const app = await buildApp(testConfig({ ...database.env, ...options.env }), { logStream: options.logStream })
+  const app = await buildApp(testConfig({ ...database.env, ...options.env }), { logStream: options.logStream, tracing: options.tracing })
   t.teardown(async () => { await app.close() })
   await app.ready()
   return app

@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { parseBundleVersion } from '../../lib/configuration/maintenance-version.js'
 import { parseGitProviders, type GitProviders } from '../../lib/git/providers.js'
 import { parseAllowedSpecialPaths, type SpecialPath } from '../../lib/git/paths.js'
+import { tracingSettings, type TracingSettings } from '../../lib/tracing/settings.js'
 import packageJson from '../../package.json' with { type: 'json' }
 
 // Every setting the service reads, with its default. The only place that reads the environment.
@@ -70,7 +71,15 @@ export const ConfigSchema = Type.Object({
   AUDIT_FLUSH_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 100 }),
   // Component-group history: versions kept per group (0: none recorded) and, when set, the oldest age kept.
   STUDIO_HISTORY_MAX_VERSIONS: Type.Integer({ minimum: 0, maximum: 100_000, default: 100 }),
-  STUDIO_HISTORY_MAX_AGE_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 36_500 }))
+  STUDIO_HISTORY_MAX_AGE_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 36_500 })),
+  // Traces (OpenTelemetry's standard variables): off unless an exporter or endpoint is named; see lib/tracing/settings.ts.
+  OTEL_SDK_DISABLED: Type.Boolean({ default: false }),
+  OTEL_TRACES_EXPORTER: Type.Optional(Type.String()),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
+  OTEL_EXPORTER_OTLP_HEADERS: Type.Optional(Type.String()),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: Type.Optional(Type.String()),
+  OTEL_SERVICE_NAME: Type.String({ minLength: 1, default: 'netauto-api' })
 })
 
 /** The settings, plus what is parsed from them once at start. */
@@ -79,6 +88,8 @@ export type Config = Static<typeof ConfigSchema> & {
   readonly gitProviders: GitProviders
   /** GIT_ALLOWED_SPECIAL_PATHS, parsed. */
   readonly gitAllowedSpecialPaths: ReadonlySet<SpecialPath>
+  /** Where traces go; undefined when tracing is off (the default). */
+  readonly tracing: TracingSettings | undefined
 }
 
 export class ConfigError extends Error {
@@ -109,7 +120,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, options: { dot
   if (!gitProviders.ok) throw new ConfigError(`Invalid configuration: ${gitProviders.reason}`)
   const gitAllowedSpecialPaths = parseAllowedSpecialPaths(config.GIT_ALLOWED_SPECIAL_PATHS)
   if (!gitAllowedSpecialPaths.ok) throw new ConfigError(`Invalid configuration: ${gitAllowedSpecialPaths.reason}`)
-  return { ...config, gitProviders: gitProviders.value, gitAllowedSpecialPaths: gitAllowedSpecialPaths.value }
+  const tracing = tracingSettings(config)
+  if (!tracing.ok) throw new ConfigError(`Invalid configuration: ${tracing.reason}`)
+  return { ...config, gitProviders: gitProviders.value, gitAllowedSpecialPaths: gitAllowedSpecialPaths.value, tracing: tracing.value }
 }
 
 declare module 'fastify' {

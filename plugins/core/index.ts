@@ -1,6 +1,6 @@
 // The core of every request, before any data or area: configuration, the one error shape, the
 // checks every request's input passes, load shedding, the public URL, OpenAPI, the data
-// directory and the key that seals stored secrets.
+// directory, the key that seals stored secrets, and traces when they are on.
 import fp from 'fastify-plugin'
 import configPlugin, { type Config } from './config.js'
 import errorHandlerPlugin from './error-handler.js'
@@ -11,9 +11,12 @@ import publicUrlPlugin from './public-url.js'
 import openapiPlugin from './openapi.js'
 import dataDirPlugin from './data-dir.js'
 import secretsPlugin from './secrets.js'
+import tracingPlugin, { type TracingOptions } from './tracing.js'
 
-export default fp<{ config: Config }>(async (fastify, opts) => {
+export default fp<{ config: Config, tracing?: TracingOptions }>(async (fastify, opts) => {
   await fastify.register(configPlugin, { config: opts.config })
+  // First: the request span starts before any other hook runs, and wraps every route added later.
+  await fastify.register(tracingPlugin, opts.tracing ?? {})
   await fastify.register(errorHandlerPlugin)
   await fastify.register(responseHeadersPlugin)
   // JSON bodies, path and query parameters of every route.

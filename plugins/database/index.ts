@@ -6,6 +6,7 @@ import type { MaintenancePass } from './embedded-maintenance.js'
 import { embeddedDb } from './embedded.js'
 import { migrate } from './migrations.js'
 import { postgresDb } from './postgres.js'
+import { tracedDb } from './traced.js'
 import type { Db } from './types.js'
 
 export type { Db, Queryable, QueryOptions, QueryResult } from './types.js'
@@ -36,10 +37,11 @@ export default fp(async (fastify) => {
       else log.warn({ ...ms, err: error }, 'embedded database maintenance failed')
     }
   })
-  fastify.decorate('db', db)
+  // With traces on, a span per statement of the service's requests (the migrations run untraced).
+  fastify.decorate('db', fastify.tracer === null ? db : tracedDb(db, fastify.tracer))
   fastify.addHook('onClose', async () => { await db.close() })
   const added = await migrate(db)
   if (added.length > 0) fastify.log.info({ migrations: added }, 'database migrations applied')
   // Statistics for rows never analyzed (written before a restart, or by an older version); in the background.
   await db.maintenance?.startIfNeverAnalyzed()
-}, { name: 'database', dependencies: ['config'] })
+}, { name: 'database', dependencies: ['config', 'tracing'] })

@@ -1,5 +1,6 @@
 // Branches (the platform's Git branch calls): listed from the provider's advertisement, and
 // created as one ref update at another branch's tip. Neither needs the repository's cache.
+import type { Tracer } from '@opentelemetry/api'
 import type { Dispatcher } from 'undici'
 import type { Db } from '../database/index.js'
 import { BranchExists, BranchNotFound, RepositoryEmpty } from '../../lib/git/errors.js'
@@ -31,10 +32,10 @@ export interface GitBranches {
   createBranch: (input: CreateBranchInput) => Promise<CreateBranchResult>
 }
 
-export function gitBranches (options: { db: Db, pushCapabilities: PushCapabilities, dispatcher: Dispatcher, maxResponseBytes: number }): GitBranches {
+export function gitBranches (options: { db: Db, pushCapabilities: PushCapabilities, dispatcher: Dispatcher, maxResponseBytes: number, tracer?: Tracer | null }): GitBranches {
   const { db, pushCapabilities, dispatcher } = options
   const remoteOf = (target: GitTarget) =>
-    openRemote(dispatcher, { provider: target.provider, repoPath: target.repoPath, maxBytes: options.maxResponseBytes, user: target.user })
+    openRemote(dispatcher, { provider: target.provider, repoPath: target.repoPath, maxBytes: options.maxResponseBytes, user: target.user, tracer: options.tracer })
 
   return {
     async listBranches (input) {

@@ -66,8 +66,8 @@ export default fp(async (fastify) => {
   const maxResponseBytes = config.GIT_MAX_RESPONSE_BYTES
   const pushCapabilities = new PushCapabilities()
   const operations: GitProjects & GitBranches = {
-    ...gitProjects({ db: fastify.db, caches: gitCaches(config.DATA_DIR, { maxBytes: config.GIT_CACHE_MAX_BYTES, maxRepositories: config.GIT_CACHE_MAX_REPOSITORIES }), pushCapabilities, dispatcher, maxResponseBytes }),
-    ...gitBranches({ db: fastify.db, pushCapabilities, dispatcher, maxResponseBytes })
+    ...gitProjects({ db: fastify.db, caches: gitCaches(config.DATA_DIR, { maxBytes: config.GIT_CACHE_MAX_BYTES, maxRepositories: config.GIT_CACHE_MAX_REPOSITORIES }), pushCapabilities, dispatcher, maxResponseBytes, tracer: fastify.tracer }),
+    ...gitBranches({ db: fastify.db, pushCapabilities, dispatcher, maxResponseBytes, tracer: fastify.tracer })
   }
   const credentials = gitCredentialsStore(fastify.db, fastify.secrets)
   const slots = new ProviderSlots(config.GIT_PROVIDER_CONCURRENCY, config.GIT_PROVIDER_CONCURRENCY_PER_USER)

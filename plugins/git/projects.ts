@@ -3,6 +3,7 @@
 // with our receive-pack push.
 import git, { Errors } from 'isomorphic-git'
 import fs from 'node:fs'
+import type { Tracer } from '@opentelemetry/api'
 import type { Dispatcher } from 'undici'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../database/index.js'
@@ -99,7 +100,7 @@ function treeRefused (repo: Repo, err: unknown): CatalogError | undefined {
 }
 
 export function gitProjects (options: {
-  db: Db, caches: GitCaches, pushCapabilities: PushCapabilities, dispatcher: Dispatcher, maxResponseBytes: number
+  db: Db, caches: GitCaches, pushCapabilities: PushCapabilities, dispatcher: Dispatcher, maxResponseBytes: number, tracer?: Tracer | null
 }): GitProjects {
   const { db, caches, dispatcher } = options
   const commits = projectCommits(options)
@@ -107,7 +108,7 @@ export function gitProjects (options: {
   const cacheLocks = new KeyedMutex()
 
   function openRepo (target: GitTarget): Repo {
-    return caches.open(openRemote(dispatcher, { provider: target.provider, repoPath: target.repoPath, maxBytes: options.maxResponseBytes, user: target.user }))
+    return caches.open(openRemote(dispatcher, { provider: target.provider, repoPath: target.repoPath, maxBytes: options.maxResponseBytes, user: target.user, tracer: options.tracer }))
   }
 
   /**

@@ -1,5 +1,6 @@
 // Talking to a Git provider over HTTP: one exchange with a deadline, isomorphic-git's HTTP client
 // on top of it, and the mapping of every failure to the answer the caller gets.
+import { context, propagation, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
 import git, { Errors, type HttpClient } from 'isomorphic-git'
 import { STATUS_CODES } from 'node:http'
 import { request, type Dispatcher } from 'undici'
@@ -11,6 +12,7 @@ import {
 import { repoRemoteUrl } from '../../lib/git/paths.js'
 import { DEFAULT_TOKEN_USERNAME, type GitProvider } from '../../lib/git/providers.js'
 import { GitProtocolError } from '../../lib/git/protocol/receive-pack.js'
+import { urlForSpan } from '../../lib/tracing/settings.js'
 import packageJson from '../../package.json' with { type: 'json' }
 
 /** The User-Agent of the service's Git requests. */
@@ -68,7 +70,39 @@ export const MAX_HELD_ANSWER_BYTES = 32 * 1024 * 1024
  * `req.stream` as it comes when asked, else is read whole; either way never past `maxBytes` (held
  * in memory: past MAX_HELD_ANSWER_BYTES): a longer one is dropped as it comes, with its connection.
  */
-export async function exchange (dispatcher: Dispatcher, limits: ExchangeLimits, req: Exchange): Promise<ExchangeResult> {
+export async function exchange (dispatcher: Dispatcher, limits: ExchangeLimits, req: Exchange, tracing?: ExchangeTracing): Promise<ExchangeResult> {
+  if (tracing === undefined) return await untracedExchange(dispatcher, limits, req)
+  const { tracer, provider } = tracing
+  const span = tracer.startSpan(`git ${req.method}`, {
+    kind: SpanKind.CLIENT,
+    attributes: { 'git.provider': provider, 'http.request.method': req.method, 'url.full': urlForSpan(req.url) }
+  })
+  const exchangeContext = trace.setSpan(context.active(), span)
+  // The provider continues the trace: a copy of the headers, isomorphic-git keeps its own.
+  const headers = { ...req.headers }
+  propagation.inject(exchangeContext, headers)
+  try {
+    const result = await untracedExchange(dispatcher, limits, { ...req, headers })
+    span.setAttribute('http.response.status_code', result.statusCode)
+    if (result.statusCode >= 400) span.setStatus({ code: SpanStatusCode.ERROR })
+    return result
+  } catch (err) {
+    const kind = err instanceof ProviderTransportError ? err.kind : 'stream'
+    span.setAttribute('error.type', kind)
+    span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof ProviderTransportError ? err.message : kind })
+    throw err
+  } finally {
+    span.end()
+  }
+}
+
+/** A provider exchange's span: who the provider is (traces on). */
+export interface ExchangeTracing {
+  tracer: Tracer
+  provider: string
+}
+
+async function untracedExchange (dispatcher: Dispatcher, limits: ExchangeLimits, req: Exchange): Promise<ExchangeResult> {
   const { timeoutMs } = limits
   const signal = AbortSignal.timeout(timeoutMs)
   try {
@@ -114,7 +148,7 @@ export async function exchange (dispatcher: Dispatcher, limits: ExchangeLimits, 
 }
 
 /** isomorphic-git's HTTP client interface over `exchange`. */
-function httpClient (dispatcher: Dispatcher, limits: ExchangeLimits): HttpClient {
+function httpClient (dispatcher: Dispatcher, limits: ExchangeLimits, tracing: ExchangeTracing | undefined): HttpClient {
   return {
     async request ({ url, method = 'GET', headers = {}, body }) {
       let payload: Buffer | undefined
@@ -123,7 +157,7 @@ function httpClient (dispatcher: Dispatcher, limits: ExchangeLimits): HttpClient
         for await (const chunk of body as AsyncIterable<Uint8Array>) chunks.push(chunk)
         payload = Buffer.concat(chunks)
       }
-      const result = await exchange(dispatcher, limits, { url, method, headers, body: payload })
+      const result = await exchange(dispatcher, limits, { url, method, headers, body: payload }, tracing)
       return {
         url,
         method,
@@ -182,7 +216,9 @@ export async function postService (repo: Remote, service: 'git-upload-pack' | 'g
  * The repository `repoPath` of `provider`, reached with `user`'s own credentials when given, else
  * with the provider's configured ones (else none).
  */
-export function openRemote (dispatcher: Dispatcher, options: { provider: GitProvider, repoPath: string, maxBytes: number, user?: UserGitCredentials }): Remote {
+export function openRemote (dispatcher: Dispatcher, options: {
+  provider: GitProvider, repoPath: string, maxBytes: number, user?: UserGitCredentials, tracer?: Tracer | null
+}): Remote {
   const { provider, repoPath, user } = options
   const secrets: string[] = []
   let authorization: string | undefined
@@ -198,13 +234,14 @@ export function openRemote (dispatcher: Dispatcher, options: { provider: GitProv
     credentials = { kind: 'provider' }
   }
   const limits = { timeoutMs: provider.timeoutMs, maxBytes: options.maxBytes }
+  const tracing = options.tracer === undefined || options.tracer === null ? undefined : { tracer: options.tracer, provider: provider.name }
   return {
     provider,
     repoPath,
     credentials,
     url: repoRemoteUrl(provider.url, repoPath),
-    http: httpClient(dispatcher, limits),
-    exchange: async (req) => await exchange(dispatcher, limits, req),
+    http: httpClient(dispatcher, limits, tracing),
+    exchange: async (req) => await exchange(dispatcher, limits, req, tracing),
     // Sent up front: saves the 401 round trip isomorphic-git's onAuth would cost.
     headers: (): Record<string, string> => authorization === undefined ? {} : { Authorization: authorization },
     redact: (text) => secrets.reduce((t, secret) => t.split(secret).join('[redacted]'), text)

@@ -1,5 +1,6 @@
 // The relay's client to the orchestrators: one keep-alive undici Pool per adapter, adapter rows
 // cached, calls under their adapter's deadline and size limit (plugins/orchestrator/exchange.ts).
+import type { Tracer } from '@opentelemetry/api'
 import { Pool } from 'undici'
 import { basicAuthorization } from '../../lib/auth/basic-auth-header.js'
 import { HttpError } from '../../lib/http/errors.js'
@@ -16,6 +17,7 @@ import {
 } from '../../lib/orchestrator/upstream.js'
 import type { RelayAdapter } from './adapters-repository.js'
 import { StreamingExchange, type UpstreamResponse } from './exchange.js'
+import { relayTrace } from './tracing.js'
 
 export type { UpstreamResponse } from './exchange.js'
 
@@ -60,6 +62,8 @@ export interface OrchestratorClientOptions {
   /** A pool with no call for this long is closed, and built again on the next call (0: never). */
   poolIdleMs?: number
   now?: () => number
+  /** Traces the calls (tracing.ts) when given. */
+  tracer?: Tracer | null
 }
 
 /**
@@ -74,6 +78,7 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
   const queueWaitMs = options.queueWaitMs ?? 30_000
   // A retry after the line's longest wait meets a line of calls that all came after it.
   const retryAfter = Math.max(1, Math.ceil(queueWaitMs / 1000))
+  const tracer = options.tracer ?? undefined
   const poolIdleMs = options.poolIdleMs ?? 0
   const now = options.now ?? Date.now
   const entries = new Map<string, Connection>()
@@ -189,6 +194,8 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
     }
     const answered = (err: unknown, nsoStatus: number): Error =>
       upstreamFailure(id, err, { timeoutMs, maxBytes: MAX_UPSTREAM_RESPONSE_BYTES }, nsoStatus)
+    const path = upstreamPath(conn.base, request.path)
+    const trace = tracer === undefined ? undefined : relayTrace(tracer, { adapter: id, origin: conn.base.origin, method: request.method, path }, headers)
     return new Promise((resolve, reject) => {
       const exchange = new StreamingExchange({
         resolve,
@@ -197,11 +204,12 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
         failure: answered,
         accepts: (contentType) => answersAccept(request.accept, contentType),
         unexpectedType: (status, contentType) => upstreamUnexpectedMediaType(id, status, contentType, request.accept),
-        timeoutMs
+        timeoutMs,
+        trace
       })
       conn.pool.dispatch({
         method: request.method,
-        path: upstreamPath(conn.base, request.path),
+        path,
         headers,
         body: request.body?.text
       }, exchange)

@@ -24,6 +24,16 @@ export interface UpstreamResponse {
   body: Readable
 }
 
+/** What a trace of the exchange hears (plugins/orchestrator/tracing.ts); absent when traces are off. */
+export interface ExchangeTrace {
+  /** A socket took the call, after any wait for a free connection of the pool. */
+  connected: () => void
+  /** The answer's status (the last one: 1xx are skipped). */
+  status: (code: number) => void
+  /** The exchange is over, however it ended; `err` when it failed. */
+  end: (err?: unknown) => void
+}
+
 export interface ExchangeOptions {
   resolve: (answer: UpstreamResponse | UpstreamAnswer) => void
   reject: (err: unknown) => void
@@ -39,6 +49,7 @@ export interface ExchangeOptions {
   /** The error of a 2xx answer whose body is of a type not asked for. */
   unexpectedType: (status: number, contentType: string | undefined) => Error
   timeoutMs: number
+  trace?: ExchangeTrace
 }
 
 /**
@@ -82,13 +93,17 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
   onConnect (abort: (err?: Error) => void): void {
     // A call that waited for a free socket past its deadline is dropped before it is written.
     if (this.#timedOut !== undefined) abort(this.#timedOut)
-    else this.#abort = abort
+    else {
+      this.#abort = abort
+      this.options.trace?.connected()
+    }
   }
 
   onHeaders (statusCode: number, rawHeaders: Buffer[], resume: () => void): boolean {
     // Called again after a 1xx: the last call is the answer.
     if (statusCode < 200) return true
     this.#status = statusCode
+    this.options.trace?.status(statusCode)
     for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
       const name = (rawHeaders[i] as Buffer).toString('latin1').toLowerCase()
       if (name === 'content-type') this.#contentType = (rawHeaders[i + 1] as Buffer).toString('latin1')
@@ -205,7 +220,7 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
   }
 
   #fail (err: unknown): void {
-    if (!this.#finish()) return
+    if (!this.#finish(err)) return
     if (!this.#settled) {
       this.#settled = true
       // After the status line the orchestrator got the request: the error says what it answered.
@@ -217,11 +232,12 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
   }
 
   /** Ends the exchange's bookkeeping; false when it had already ended. */
-  #finish (): boolean {
+  #finish (err?: unknown): boolean {
     if (this.#finished) return false
     this.#finished = true
     clearTimeout(this.#timer)
     this.options.done()
+    this.options.trace?.end(err)
     return true
   }
 }

@@ -27,7 +27,8 @@ export default fp(async (fastify) => {
     connections: fastify.config.ORCHESTRATOR_POOL_CONNECTIONS,
     poolIdleMs: fastify.config.ORCHESTRATOR_POOL_IDLE_MS,
     queueMax: fastify.config.ORCHESTRATOR_QUEUE_MAX,
-    queueWaitMs: fastify.config.ORCHESTRATOR_QUEUE_WAIT_MS
+    queueWaitMs: fastify.config.ORCHESTRATOR_QUEUE_WAIT_MS,
+    tracer: fastify.tracer
   })
   fastify.decorate('orchestrator', client)
   fastify.addHook('onClose', async () => { await client.close() })

@@ -11,6 +11,13 @@ t.test('defaults', async (t) => {
   t.equal(config.ADMIN_PASSWORD, undefined)
   t.equal(config.CONFIG_MANAGER_MAINTENANCE, undefined)
   t.equal(config.CONFIG_MANAGER_BUNDLE_VERSION, '0.1.0')
+  t.equal(config.tracing, undefined, 'traces off')
+})
+
+t.test('traces: on with an OTLP endpoint, off again with OTEL_SDK_DISABLED', async (t) => {
+  const on = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_HEADERS: 'api-key=k1', OTEL_SERVICE_NAME: 'api-eu' })
+  t.same(on.tracing, { exporter: 'otlp', url: 'http://collector:4318/v1/traces', headers: { 'api-key': 'k1' }, serviceName: 'api-eu' })
+  t.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing, undefined)
 })
 
 t.test('empty values mean unset; values are typed', async (t) => {
@@ -28,7 +35,11 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ PUBLIC_URL: 'not a url' }, /PUBLIC_URL/],
     [{ CONFIG_MANAGER_MAINTENANCE: 'maybe' }, /CONFIG_MANAGER_MAINTENANCE/],
-    [{ CONFIG_MANAGER_BUNDLE_VERSION: 'latest' }, /CONFIG_MANAGER_BUNDLE_VERSION/]
+    [{ CONFIG_MANAGER_BUNDLE_VERSION: 'latest' }, /CONFIG_MANAGER_BUNDLE_VERSION/],
+    [{ OTEL_TRACES_EXPORTER: 'jaeger' }, /OTEL_TRACES_EXPORTER/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /OTEL_EXPORTER_OTLP_ENDPOINT/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_HEADERS: 'api-key' }, /OTEL_EXPORTER_OTLP_HEADERS/],
+    [{ OTEL_SDK_DISABLED: 'yes please' }, /OTEL_SDK_DISABLED/]
   ]
   for (const [env, name] of cases) {
     let error: unknown

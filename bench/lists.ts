@@ -18,6 +18,9 @@ const adminAuth = 'Basic ' + Buffer.from(`admin:${ADMIN_PASSWORD}`).toString('ba
 // A reader in one team: 20 restricted groups and the 10 public ones of 100,000.
 const reader = { username: 'bench-reader', password: 'bench-reader-password', groups: ['team-7'] }
 const readerAuth = 'Basic ' + Buffer.from(`${reader.username}:${reader.password}`).toString('base64')
+// A reader in a team no group is restricted to: the 10 public groups of 100,000.
+const fewReader = { username: 'bench-few-reader', password: 'bench-reader-password', groups: ['team-none'] }
+const fewReaderAuth = 'Basic ' + Buffer.from(`${fewReader.username}:${fewReader.password}`).toString('base64')
 
 async function post (url: string, auth: string, body: unknown): Promise<Record<string, unknown>> {
   const response = await fetch(url, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify(body) })
@@ -54,6 +57,7 @@ async function sql (databaseUrl: string, text: string): Promise<void> {
 export async function listsAtScale (): Promise<void> {
   await withService('lists-100k', async (serviceUrl, databaseUrl) => {
     await post(`${serviceUrl}/users`, adminAuth, reader)
+    await post(`${serviceUrl}/users`, adminAuth, fewReader)
     const visible = await post(`${serviceUrl}/studio/component-groups`, adminAuth, { componentGroup: { name: 'Bench visible', gbacRead: ['team-7'], members: [] } }) as { created: { _id: string } }
     // 100,000 groups: 10 public, the rest restricted to one team each; written straight to the table.
     await sql(databaseUrl, `INSERT INTO component_groups (id, name, gbac_read, doc)
@@ -62,14 +66,17 @@ export async function listsAtScale (): Promise<void> {
         '{"description":"A group of the benchmark","members":[{"path":["Network","Core"],"type":"folder"}],"meta":{}}'
       FROM generate_series(1, ${GROUPS}) AS g`)
     await sql(databaseUrl, 'VACUUM ANALYZE component_groups')
-    const get = (auth: string) => ({ url: `${serviceUrl}/studio/component-groups/${visible.created._id}`, headers: { authorization: auth } })
+    // Group 10000 is public: the reader who sees 10 groups reads it by id.
+    const publicId = (10_000).toString(16).padStart(24, '0')
+    const get = (auth: string) => ({ url: `${serviceUrl}/studio/component-groups/${auth === fewReaderAuth ? publicId : visible.created._id}`, headers: { authorization: auth } })
     const scenarios: Array<[string, string, string]> = [
       ['list-first-page-vs-get', '', adminAuth],
       // A distinctive part of a name, and one that shares trigrams with every name ("Group ..."):
       // the trigram index reads the posting lists of every trigram of the text.
       ['list-contains-vs-get', 'contains=4242', adminAuth],
       ['list-contains-common-trigrams-vs-get', 'contains=oup%204242', adminAuth],
-      ['list-reader-few-groups-vs-get', '', readerAuth]
+      ['list-reader-few-groups-vs-get', '', readerAuth],
+      ['list-reader-sees-10-vs-get', '', fewReaderAuth]
     ]
     for (const [scenario, query, auth] of scenarios) {
       const result = await compare(

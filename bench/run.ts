@@ -1,5 +1,7 @@
 // npm run bench [-- name ...]: runs every scenario (or those whose name contains a given word),
-// printing one JSON line each.
+// printing one JSON line each. npm run bench -- --against <commit> [name ...]: the per-request
+// scenarios against a build of that commit, in the same run (bench/against.ts).
+import { againstCommit } from './against.js'
 import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
 import { maintenanceBearerVsBasic } from './auth.js'
 import { studioGet, studioPut } from './studio.js'
@@ -36,7 +38,15 @@ const scenarios: Record<string, () => Promise<void>> = {
   'idle-rss': idleFootprint
 }
 
-const filters = process.argv.slice(2)
+const args = process.argv.slice(2)
+const against = args.indexOf('--against')
+if (against >= 0) {
+  const commit = args[against + 1]
+  if (commit === undefined) throw new Error('--against needs a commit')
+  await againstCommit(commit, args.filter((_, i) => i !== against && i !== against + 1))
+  process.exit(0)
+}
+const filters = args
 for (const [name, scenario] of Object.entries(scenarios)) {
   if (filters.length > 0 && !filters.some((f) => name.includes(f))) continue
   await scenario()

@@ -174,7 +174,7 @@ for (const database of testDatabases) {
       }
       t.same(seen, byId)
       t.same(previous, [null, 0])
-      t.same(await page('skip=6'), { items: [], results: [], count: 0, skip: 6, limit: 25, total: 6, next: null, previous: 0 }, 'past the end')
+      t.same(await page('skip=6'), { items: [], results: [], count: 0, skip: 6, end: 6, limit: 25, total: 6, next: null, previous: 0 }, 'past the end')
     })
 
     t.test('filters: on name by default, on description or client_id when named; values literal, case folded', async (t) => {
@@ -261,7 +261,7 @@ for (const database of testDatabases) {
       t.ok(doc.paths[path]?.[method], `${method} ${path} documented`)
     }
     const list = doc.paths['/oauth/serviceAccounts'].get
-    t.same(Object.keys(list.responses['200'].content['application/json'].schema.properties).sort(), ['count', 'items', 'limit', 'next', 'previous', 'results', 'skip', 'total'], 'the list answers the page envelope')
+    t.same(Object.keys(list.responses['200'].content['application/json'].schema.properties).sort(), ['count', 'end', 'items', 'limit', 'next', 'previous', 'results', 'skip', 'total'], 'the list answers the page envelope')
     t.ok(['limit', 'skip', 'sort', 'order', 'include', 'exclude', 'equals', 'contains', 'starts-with'].every((name) => list.parameters.some((p: { name: string, in: string }) => p.in === 'query' && p.name === name)), 'and takes the list language')
     t.same(doc.paths['/whoami'].get.security, [{ basicAuth: [] }, { bearerAuth: [] }, { cookieAuth: [] }, { queryToken: [] }])
     t.equal(doc.paths['/login'].post.security, undefined, 'logging in needs no credentials')

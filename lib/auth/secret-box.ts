@@ -42,6 +42,12 @@ export function seal (key: Buffer, plaintext: string, context: string): string {
     cipher.getAuthTag().toString('base64url')].join('.')
 }
 
+/** The id of the key that sealed `sealed`; undefined when it is not a sealed value of a known format. */
+export function sealedKeyId (sealed: string): string | undefined {
+  const parts = sealed.split('.')
+  return parts.length === 5 && parts[0] === VERSION ? parts[1] : undefined
+}
+
 /** Decrypts what `seal` made with the same key and context; throws SecretKeyMismatch otherwise. */
 export function open (key: Buffer, sealed: string, context: string): string {
   const parts = sealed.split('.')

@@ -24,6 +24,11 @@ export function deriveKey (secret: string): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, HKDF_SALT, HKDF_INFO, 32))
 }
 
+/** A key for `purpose` from a configured secret: the same wherever the secret is, unrelated to the sealing key. */
+export function deriveSubkey (secret: string, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, HKDF_SALT, `subkey/${purpose}`, 32))
+}
+
 /** A short public fingerprint of the key, stored beside each value so a wrong key is named as such. */
 export function keyId (key: Buffer): string {
   return createHash('sha256').update('key-id\0').update(key).digest('base64url').slice(0, 8)

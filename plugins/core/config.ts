@@ -20,6 +20,8 @@ export const ConfigSchema = Type.Object({
   LOGIN_FAILURES_MAX: Type.Integer({ minimum: 1, default: 10 }),
   LOGIN_FAILURES_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
   LOGIN_ADDRESS_FAILURES_MAX: Type.Integer({ minimum: 1, default: 20 }),
+  // Keys of the shared failed-login counts waiting for the next database statement; past it, 503 LOGIN_BUSY.
+  LOGIN_SHARED_PENDING_KEYS: Type.Integer({ minimum: 2, maximum: 1_000_000, default: 10_000 }),
   LOGIN_GUARD_MAX_ENTRIES: Type.Integer({ minimum: 100, maximum: 10_000_000, default: 50_000 }),
   PASSWORD_CHECK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2 }),
   PASSWORD_CHECK_QUEUE: Type.Integer({ minimum: 0, maximum: 10_000, default: 16 }),

@@ -1,6 +1,5 @@
 // The key that seals stored secrets (adapter passwords, users' Git tokens), and sealing with it.
 import fp from 'fastify-plugin'
-import { createHmac } from 'node:crypto'
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Config } from './config.js'
@@ -20,8 +19,6 @@ export interface SecretSealer {
    * key sealed it. Throws SecretKeyMismatch when no key opens it.
    */
   unseal: (sealed: string, context: string) => Promise<{ secret: string, resealed?: string }>
-  /** A key for `purpose` derived from the current key: the same on every instance sharing it. */
-  derive: (purpose: string) => Promise<Buffer>
 }
 
 export const KEY_FILE = 'orchestrator-secret.key'
@@ -65,8 +62,7 @@ export function secretSealer (config: KeyConfig, log: KeyLog): SecretSealer {
     async unseal (sealed, context) {
       const { secret, current } = await openAny(sealed, context)
       return current ? { secret } : { secret, resealed: seal((await getKeys()).current, secret, context) }
-    },
-    derive: async (purpose) => createHmac('sha256', (await getKeys()).current).update(`derive\0${purpose}`).digest()
+    }
   }
 }
 

@@ -3,6 +3,8 @@
 import t from 'tap'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import path from 'node:path'
 import { KEY_FILE, previousSecrets, secretSealer } from '../../../plugins/core/secrets.js'
 import { resealAll } from '../../../plugins/core/reseal.js'
@@ -121,4 +123,32 @@ t.test('moving from the generated key file to ORCHESTRATOR_SECRET_KEY: the file\
   t.equal(await replaced.open(sealed, 'nso'), 'adapter-password')
   await t.rejects(secretSealer({ DATA_DIR: dataDir }, quiet).open(sealed, 'nso'), SecretKeyMismatch)
   await t.rejects(fromVariable.open('not sealed', 'nso'), { message: /unknown format/ })
+})
+
+t.test('npm run reseal: the command reports what it did, and exits 1 when a value opens with no key', async (t) => {
+  const database = await createTestDatabase(t, 'any', { migrated: true })
+  const nso = await startNso(t)
+  const a = await buildTestApp(t, { database, env: { ORCHESTRATOR_SECRET_KEY: OLD } })
+  t.equal((await createAdapter(a, nsoAdapter('nso', nso))).statusCode, 200)
+  await a.close()
+  const command = async (env: Record<string, string>): Promise<{ code: number, out: string, err: string }> => {
+    const child = spawn(process.execPath, ['--import=./test/helpers/typescript.mjs', 'reseal.ts'], {
+      env: { PATH: process.env.PATH, LOG_LEVEL: 'silent', ...database.env, ...env }, stdio: ['ignore', 'pipe', 'pipe']
+    })
+    let out = ''
+    let err = ''
+    child.stdout.setEncoding('utf8').on('data', (s: string) => { out += s })
+    child.stderr.setEncoding('utf8').on('data', (s: string) => { err += s })
+    const [code] = await once(child, 'close') as [number]
+    return { code, out, err }
+  }
+  const moved = await command({ ORCHESTRATOR_SECRET_KEY: NEW, ORCHESTRATOR_SECRET_KEY_PREVIOUS: OLD })
+  t.equal(moved.code, 0, moved.err)
+  t.match(moved.out, /Resealed: 1, already under the current key: 0, unreadable: 0/)
+  const lost = await command({ ORCHESTRATOR_SECRET_KEY: OTHER })
+  t.equal(lost.code, 1)
+  t.match(lost.err, /orchestrator_adapters nso: sealed with a key that neither ORCHESTRATOR_SECRET_KEY nor ORCHESTRATOR_SECRET_KEY_PREVIOUS opens/)
+  const invalid = await command({ ORCHESTRATOR_SECRET_KEY_PREVIOUS: 'short' })
+  t.equal(invalid.code, 1)
+  t.match(invalid.err, /ORCHESTRATOR_SECRET_KEY_PREVIOUS/)
 })

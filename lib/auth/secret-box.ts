@@ -24,6 +24,11 @@ export function deriveKey (secret: string): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, HKDF_SALT, HKDF_INFO, 32))
 }
 
+/** A key for `purpose` from a configured secret: the same wherever the secret is, unrelated to the sealing key. */
+export function deriveSubkey (secret: string, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, HKDF_SALT, `subkey/${purpose}`, 32))
+}
+
 /** A short public fingerprint of the key, stored beside each value so a wrong key is named as such. */
 export function keyId (key: Buffer): string {
   return createHash('sha256').update('key-id\0').update(key).digest('base64url').slice(0, 8)
@@ -40,6 +45,12 @@ export function seal (key: Buffer, plaintext: string, context: string): string {
   const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])
   return [VERSION, keyId(key), iv.toString('base64url'), ciphertext.toString('base64url'),
     cipher.getAuthTag().toString('base64url')].join('.')
+}
+
+/** The id of the key that sealed `sealed`; undefined when it is not a sealed value of a known format. */
+export function sealedKeyId (sealed: string): string | undefined {
+  const parts = sealed.split('.')
+  return parts.length === 5 && parts[0] === VERSION ? parts[1] : undefined
 }
 
 /** Decrypts what `seal` made with the same key and context; throws SecretKeyMismatch otherwise. */

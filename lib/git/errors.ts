@@ -17,8 +17,9 @@ export const CredentialsForbidden = defineError(
 export const CredentialsNotFound = defineError<[username: string, provider: string]>(
   'GIT_CREDENTIALS_NOT_FOUND', 'User %s has no Git credentials stored for provider %s', 404)
 export const CredentialUnreadable = defineError<[username: string, provider: string]>(
-  'GIT_CREDENTIAL_UNREADABLE', "The Git token stored for user %s for provider %s cannot be decrypted with this instance's key; " +
-    'give every instance the same ORCHESTRATOR_SECRET_KEY, or store the token again', 500)
+  'GIT_CREDENTIAL_UNREADABLE', 'The Git token stored for user %s for provider %s was sealed with a key that neither ' +
+    'ORCHESTRATOR_SECRET_KEY nor ORCHESTRATOR_SECRET_KEY_PREVIOUS opens; give every instance the same ORCHESTRATOR_SECRET_KEY ' +
+    '(the key it replaced in ORCHESTRATOR_SECRET_KEY_PREVIOUS), or store the token again', 503)
 
 // Repositories, branches and project files.
 export const RepositoryNotFound = defineError<[repoPath: string, provider: string]>(

@@ -5,6 +5,7 @@ import type { AuthUser, RequestAuth, Role } from '../../lib/auth/roles.js'
 import { toAuthUser } from '../../lib/auth/roles.js'
 import type { LoginGuard } from '../../lib/auth/login-guard.js'
 import type { GuardedRoute } from '../../lib/auth/platform-methods.js'
+import type { SharedFailureCounts } from '../../lib/auth/shared-failure-counts.js'
 import { usersRepository, type UsersRepository } from './users-repository.js'
 import { sessionsRepository, type SessionsRepository } from './sessions-repository.js'
 import { loginThrottle } from './login-throttle.js'
@@ -39,10 +40,13 @@ declare module 'fastify' {
     checkPassword: (address: string, username: string, password: string) => Promise<AuthUser | undefined>
     /**
      * Runs `check` (a cheap comparison of a secret) under the failure counts of `subject` and the
-     * client address; `fingerprint` stands for the secret. Throws a 429 HttpError past the limit.
+     * client address; `fingerprint` stands for the secret. Throws a 429 HttpError past the limit,
+     * a 503 when the deployment's counts cannot be reached.
      */
-    guardedCheck: (address: string, subject: string, fingerprint: string, stored: string, check: () => boolean) => boolean
+    guardedCheck: (address: string, subject: string, fingerprint: string, stored: string, check: () => boolean) => Promise<boolean>
     loginGuard: LoginGuard
+    /** The failed-login counts shared by every instance (statements sent, for metrics and tests). */
+    sharedLoginCounts: SharedFailureCounts
     /** Password checks run since start, for metrics and tests. */
     passwordChecks: () => number
     /** Every route of the authenticated scopes with the roles it needs, as they are registered (whoami reads it). */
@@ -61,8 +65,9 @@ export default fp(async (fastify) => {
   fastify.decorate('usersRepository', users)
   fastify.decorate('sessionsRepository', sessions)
 
-  const throttle = await loginThrottle(fastify.config, users)
+  const throttle = await loginThrottle(fastify.config, users, fastify.db, fastify.log)
   fastify.decorate('loginGuard', throttle.guard)
+  fastify.decorate('sharedLoginCounts', throttle.shared)
   fastify.decorate('passwordChecks', throttle.passwordChecks)
   fastify.decorate('guardedCheck', throttle.guardedCheck)
   fastify.decorate('checkPassword', async (address: string, username: string, password: string) => {

@@ -21,6 +21,8 @@ export const ConfigSchema = Type.Object({
   LOGIN_FAILURES_MAX: Type.Integer({ minimum: 1, default: 10 }),
   LOGIN_FAILURES_WINDOW_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
   LOGIN_ADDRESS_FAILURES_MAX: Type.Integer({ minimum: 1, default: 20 }),
+  // Keys of the shared failed-login counts waiting for the next database statement; past it, 503 LOGIN_BUSY.
+  LOGIN_SHARED_PENDING_KEYS: Type.Integer({ minimum: 2, maximum: 1_000_000, default: 10_000 }),
   LOGIN_GUARD_MAX_ENTRIES: Type.Integer({ minimum: 100, maximum: 10_000_000, default: 50_000 }),
   PASSWORD_CHECK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2 }),
   PASSWORD_CHECK_QUEUE: Type.Integer({ minimum: 0, maximum: 10_000, default: 16 }),
@@ -53,6 +55,8 @@ export const ConfigSchema = Type.Object({
   GIT_CACHE_MAX_BYTES: Type.Integer({ minimum: 1024 * 1024, default: 2 * 1024 * 1024 * 1024 }),
   GIT_CACHE_MAX_REPOSITORIES: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 256 }),
   ORCHESTRATOR_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
+  // Comma-separated keys that sealed values before ORCHESTRATOR_SECRET_KEY: still opened, sealed again under it.
+  ORCHESTRATOR_SECRET_KEY_PREVIOUS: Type.Optional(Type.String({ pattern: '^\\s*[^,\\s][^,]{31,}(,\\s*[^,\\s][^,]{31,})*\\s*$' })),
   ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
   ORCHESTRATOR_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 256, default: 10 }),
   ORCHESTRATOR_POOL_IDLE_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000 }),

@@ -38,13 +38,20 @@ export function gitCredentialsStore (db: Queryable, sealer: SecretSealer): GitCr
         'SELECT token_username, token_sealed FROM git_credentials WHERE username = $1 AND provider = $2', [username, provider.name.toLowerCase()])
       const row = rows[0]
       if (row === undefined) return undefined
-      let token: string
+      let opened: { secret: string, resealed?: string }
       try {
-        token = await sealer.open(row.token_sealed, context(username, provider))
+        opened = await sealer.unseal(row.token_sealed, context(username, provider))
       } catch (err) {
         if (!(err instanceof SecretKeyMismatch)) throw err
         throw new CredentialUnreadable(username, provider.name, { cause: err })
       }
+      if (opened.resealed !== undefined) {
+        // Sealed under a previous key: stored under the current one where the row still holds the
+        // old value, so instances doing it at once do not fight and a token set meanwhile stays.
+        await db.query('UPDATE git_credentials SET token_sealed = $4 WHERE username = $1 AND provider = $2 AND token_sealed = $3',
+          [username, provider.name.toLowerCase(), row.token_sealed, opened.resealed])
+      }
+      const token = opened.secret
       return { owner: username, token, ...(row.token_username === null ? {} : { username: row.token_username }) }
     }
   }

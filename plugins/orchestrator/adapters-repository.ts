@@ -67,13 +67,23 @@ function toAdapter (row: AdapterRow): Adapter {
 export function adaptersRepository (db: Queryable, secrets: SecretSealer) {
   const sealer = {
     seal: secrets.seal,
+    /**
+     * The password in clear. One sealed under a previous key is stored sealed under the current
+     * key, only where the row still holds the old value: instances doing it at once do not fight,
+     * and a password changed meanwhile is not overwritten.
+     */
     async open (sealed: string, adapterId: string): Promise<string> {
+      let opened: { secret: string, resealed?: string }
       try {
-        return await secrets.open(sealed, adapterId)
+        opened = await secrets.unseal(sealed, adapterId)
       } catch (err) {
         if (!(err instanceof SecretKeyMismatch)) throw err
         throw new AdapterSecretUnreadable(adapterId, err.message, { cause: err })
       }
+      if (opened.resealed !== undefined) {
+        await db.query('UPDATE orchestrator_adapters SET password_sealed = $3 WHERE id = $1 AND password_sealed = $2', [adapterId, sealed, opened.resealed])
+      }
+      return opened.secret
     }
   }
 

@@ -115,7 +115,7 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
       const client = await sessions.findClient(clientId)
       const subject = `c:${clientId}`
       const stored = client?.secretDigest ?? ''
-      const holds = fastify.guardedCheck(request.ip, subject, fastify.loginGuard.fingerprint(subject, secret), stored,
+      const holds = await fastify.guardedCheck(request.ip, subject, fastify.loginGuard.fingerprint(subject, secret), stored,
         () => client !== undefined && sameDigest(tokenDigest(secret), client.secretDigest))
       if (!holds || client === undefined) throw new OAuthInvalidClient()
       const { token } = await sessions.create(null, OAUTH_TOKEN_TTL_S, clientId)

@@ -76,8 +76,26 @@ t.test('dates and bytes come back as they would from the server', async (t) => {
   t.same(row?.doc, { at: 'x', n: [1, {}] })
 })
 
+/** Whether this runtime's JSON can write a value nested `depth` deep (V8 of Node.js 26 can: no recursion). */
+function writesNested (depth: number): boolean {
+  let value: unknown = 1
+  for (let i = 0; i < depth; i++) value = { a: value }
+  try {
+    JSON.stringify(value)
+    return true
+  } catch {
+    return false
+  }
+}
+
 t.test('a row that cannot be delivered answers an error, and the next call works', async (t) => {
   const db = await open(t)
-  await t.rejects(within(db.query(UNWRITABLE)), { code: 'DATABASE_ROW_UNDELIVERABLE' })
+  if (writesNested(20_000)) {
+    // Nothing is undeliverable here at this depth: the row comes whole.
+    const { rows } = await within(db.query<{ j: unknown }>(UNWRITABLE))
+    t.equal(JSON.stringify(rows[0]?.j).length, 20_000 * 6 + 1)
+  } else {
+    await t.rejects(within(db.query(UNWRITABLE)), { code: 'DATABASE_ROW_UNDELIVERABLE' })
+  }
   t.same((await within(db.query('SELECT 2 AS two'))).rows, [{ two: 2 }])
 })

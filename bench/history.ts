@@ -54,8 +54,7 @@ async function withInstances (scenario: string, envs: Array<Record<string, strin
       await post(`${service.url}/users`, adminAuth, designer)
       const ids: string[] = []
       for (let g = 0; g < groups; g++) {
-        const componentGroup = { ...update, name: g === 0 ? update.name : `${update.name} ${g}` }
-        ids.push((await post(`${service.url}/studio/component-groups`, designerAuth, { componentGroup }) as { created: { _id: string } }).created._id)
+        ids.push((await post(`${service.url}/studio/component-groups`, designerAuth, { componentGroup: named(g) }) as { created: { _id: string } }).created._id)
       }
       instances.push({ service, databaseUrl: database.url, id: ids[0] as string, ids })
     }
@@ -65,11 +64,14 @@ async function withInstances (scenario: string, envs: Array<Record<string, strin
   }
 }
 
-const put = (instance: Instance, id = instance.id) => ({
-  url: `${instance.service.url}/studio/component-groups/${id}`,
+// The update of the `g`th group of an instance (names are unique).
+const named = (g: number): ComponentGroupUpdate => g === 0 ? update : { ...update, name: `${update.name} ${g}` }
+
+const put = (instance: Instance, g = 0) => ({
+  url: `${instance.service.url}/studio/component-groups/${instance.ids[g] as string}`,
   method: 'PUT' as const,
   headers: { authorization: designerAuth, 'content-type': 'application/json' },
-  body: JSON.stringify({ update }),
+  body: JSON.stringify({ update: named(g) }),
   ...(instance.service.child.pid === undefined ? {} : { pid: instance.service.child.pid })
 })
 
@@ -88,7 +90,7 @@ export async function studioPutHistory (): Promise<void> {
 // lock, so the figures read what recording the history costs rather than how long a row is held.
 export async function studioPutHistorySpread (): Promise<void> {
   const scenario = 'studio-put-history-spread'
-  const spread = (instance: Instance) => async (options: LoadOptions) => await loadEach(instance.ids.map((id) => put(instance, id)), options)
+  const spread = (instance: Instance) => async (options: LoadOptions) => await loadEach(instance.ids.map((_, g) => put(instance, g)), options)
   await withInstances(scenario, [{}, { STUDIO_HISTORY_MAX_VERSIONS: '0', AUDIT_ENABLED: 'false' }], async ([recorded, unrecorded]) => {
     const result = await compare(spread(recorded as Instance), spread(unrecorded as Instance), { connections: CONNECTIONS, seconds: 4, rounds: 5 })
     report({ scenario, target: 'timeRatio <= 1.3', connections: CONNECTIONS, groups: CONNECTIONS, timeRatio: timeRatio(result.ratio), ...result })

@@ -53,32 +53,44 @@ export function cpuTicks (pid: number): number | undefined {
 }
 
 export async function load (target: Target, options: LoadOptions): Promise<LoadFigures> {
+  return await loadEach([target], options)
+}
+
+/**
+ * Load on several targets at once, the connections shared out among them (each connection keeps
+ * to one target: one writer per row, say); the figures are over all of them. The targets'
+ * process is the first's.
+ */
+export async function loadEach (targets: Target[], options: LoadOptions): Promise<LoadFigures> {
   // autocannon's own percentiles are whole milliseconds (3 ms against 2 ms reads as 1.5x); each
   // response's time arrives in fractions of one, and is kept here for 2xx answers as autocannon does.
   const latencies = new Latencies()
-  const cpuBefore = target.pid === undefined ? undefined : cpuTicks(target.pid)
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+  const pid = targets[0]?.pid
+  const cpuBefore = pid === undefined ? undefined : cpuTicks(pid)
+  const results = await Promise.all(targets.map(async (target, i) => await new Promise<autocannon.Result>((resolve, reject) => {
     const run = autocannon({
       url: target.url,
       method: target.method ?? 'GET',
       headers: target.headers,
       body: target.body,
-      connections: options.connections,
+      connections: Math.floor(options.connections / targets.length) + (i < options.connections % targets.length ? 1 : 0),
       duration: options.seconds
     }, (err, result) => { if (err !== null && err !== undefined) reject(err); else resolve(result) })
     run.on('response', (_client, statusCode, _bytes, responseTime) => {
       if (statusCode >= 200 && statusCode < 300) latencies.add(responseTime)
     })
-  })
-  const cpuAfter = target.pid === undefined ? undefined : cpuTicks(target.pid)
+  })))
+  const cpuAfter = pid === undefined ? undefined : cpuTicks(pid)
   const cpu = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore
+  const sum = (of: (r: autocannon.Result) => number): number => results.reduce((n, r) => n + of(r), 0)
+  const total = sum((r) => r.requests.total)
   return {
-    rps: result.requests.average,
+    rps: sum((r) => r.requests.average),
     p50: latencies.percentile(50),
     p99: latencies.percentile(99),
-    errors: result.errors + result.timeouts,
-    non2xx: result.non2xx,
-    ...(cpu === undefined || result.requests.total === 0 ? {} : { cpuPer1k: 1000 * cpu / result.requests.total })
+    errors: sum((r) => r.errors + r.timeouts),
+    non2xx: sum((r) => r.non2xx),
+    ...(cpu === undefined || total === 0 ? {} : { cpuPer1k: 1000 * cpu / total })
   }
 }
 

@@ -5,7 +5,7 @@ import { againstCommit } from './against.js'
 import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
 import { maintenanceBearerVsBasic } from './auth.js'
 import { studioGet, studioPut } from './studio.js'
-import { studioPutHistory, studioVersionsPage } from './history.js'
+import { studioPutHistory, studioPutHistorySpread, studioVersionsPage } from './history.js'
 import { behindNginx, outageRecovery } from './ops.js'
 import { gitInitCold, gitInitWarm, gitPackIndex, gitUpdateRetrieveWarm } from './git.js'
 import { jsonCheckVsJsonParse, largeAnswersVsReplyFrom, restQueryVsReplyFrom } from './orchestrator.js'
@@ -21,6 +21,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   'studio-put': studioPut,
   'studio-get': studioGet,
   'studio-put-history': studioPutHistory,
+  'studio-put-history-spread': studioPutHistorySpread,
   'studio-versions-page': studioVersionsPage,
   'behind-nginx': behindNginx,
   'database-outage-recovery': outageRecovery,

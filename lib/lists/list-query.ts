@@ -265,6 +265,12 @@ export interface ListSource {
   columns: string
   arms: string[][]
   params: unknown[]
+  /**
+   * The best plan does not depend on the values (one key's rows through its own index, no
+   * filters): the page may keep the plan made for earlier values (prepared once per connection),
+   * which saves its planning on every call. A filtered page is always planned for its values.
+   */
+  plansAlike?: boolean
 }
 
 export interface Statement {
@@ -277,6 +283,8 @@ export interface ListStatements {
   /** The page's rows; with `carriesTotal`, each also holds the bounded count as `list_total`. */
   page: Statement
   carriesTotal: boolean
+  /** Whether the statements may keep their plan (ListSource.plansAlike); else planned per call. */
+  keepsPlan: boolean
   /** The bounded count alone, for when the page cannot tell it. */
   count: Statement
 }
@@ -346,20 +354,22 @@ export function listStatements (spec: ListSpec, request: ListRequest, source: Li
     ? `SELECT ${source.columns} FROM ${source.table} ${where(arms[0] as string[])} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${skip}`
     : `SELECT * FROM (${arms.map((arm) => `(SELECT ${source.columns} FROM ${source.table} ${where(arm)} ORDER BY ${orderBy} LIMIT ${reach})`).join(' UNION ALL ')}) AS page
        ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${skip}`
-  // The byte bound. A first pass over the page's rows keeps, per row, only its sort key and its
-  // size as JSON text (about what the driver receives and the answer sends); the keys of the
-  // longest run from the first row whose sizes add up to at most the bound (the first row
-  // always) select the rows of the second pass. Both passes are one statement: one snapshot,
-  // the same rows, and no row past the cut ever leaves the database. Arrays of at most `limit`
-  // numbers rather than a window function, which would sort.
-  const sized = `SELECT count(*)::int AS ${LIST_ROWS_COLUMN}, array_agg(${sortSql} ORDER BY ${orderBy}) AS keys,
-      array_agg(list_bytes ORDER BY ${orderBy}) AS sizes
-    FROM (SELECT ${sortSql}, octet_length(row_to_json(paged)::text) AS list_bytes FROM (${pageText}) AS paged) AS measured`
-  const kept = `SELECT s.${LIST_ROWS_COLUMN}, s.keys[1:(SELECT count(*) FROM generate_subscripts(s.sizes, 1) AS i
-      WHERE i = 1 OR (SELECT sum(b) FROM unnest(s.sizes[1:i]) AS u(b)) <= ${maxBytes}::bigint)] AS kept
-    FROM (${sized}) AS s`
-  const cutText = (extra: string): string => `SELECT listed.*, fit.${LIST_ROWS_COLUMN}${extra} FROM (${pageText}) AS listed, (${kept}) AS fit
-    WHERE listed.${sortSql} = ANY(fit.kept) ORDER BY ${orderBy}`
+  // The byte bound. A first pass over the page's rows keeps only their sizes as JSON text (about
+  // what the driver receives and the answer sends), and how many of the first rows add up to at
+  // most the bound (the first row always); the second pass returns that many rows of the page,
+  // in its order. Both passes are one statement: one snapshot, the same rows, and no row past the
+  // cut ever leaves the database. The first pass is a CTE, so it runs once (as a subquery joined
+  // to the rows, its cut was computed again for every row), and the rows come in index order
+  // under a LIMIT: no join, no sort. An array of at most `limit` numbers rather than a window
+  // function, which would sort.
+  const fit = `SELECT s.${LIST_ROWS_COLUMN}, CASE WHEN s.bytes <= ${maxBytes}::bigint THEN s.${LIST_ROWS_COLUMN}
+      ELSE (SELECT count(*) FROM generate_subscripts(s.sizes, 1) AS i
+        WHERE i = 1 OR (SELECT sum(b) FROM unnest(s.sizes[1:i]) AS u(b)) <= ${maxBytes}::bigint) END AS kept
+    FROM (SELECT count(*)::int AS ${LIST_ROWS_COLUMN}, sum(list_bytes) AS bytes, array_agg(list_bytes ORDER BY ${orderBy}) AS sizes
+      FROM (SELECT ${sortSql}, octet_length(row_to_json(paged)::text) AS list_bytes FROM (${pageText}) AS paged) AS measured) AS s`
+  const cutText = (extra: string): string => `WITH fit AS MATERIALIZED (${fit})
+    SELECT listed.*, (SELECT ${LIST_ROWS_COLUMN} FROM fit) AS ${LIST_ROWS_COLUMN}${extra} FROM (${pageText}) AS listed
+    ORDER BY ${orderBy} LIMIT (SELECT kept FROM fit)`
   const countSql = `(${arms.map((arm) =>
     `(SELECT count(*) FROM (SELECT 1 FROM ${source.table} ${where(arm)} LIMIT ${bound}) AS counted)`).join(' + ')})::int`
   const carriesTotal = request.filters.length === 0
@@ -374,13 +384,14 @@ export function listStatements (spec: ListSpec, request: ListRequest, source: Li
   return {
     page: used(cutText(carriesTotal ? `, ${countSql} AS ${LIST_TOTAL_COLUMN}` : '')),
     carriesTotal,
+    keepsPlan: source.plansAlike === true && request.filters.length === 0,
     count: used(countText)
   }
 }
 
-/** What runs a list's statements: the service's database, planning each for its values. */
+/** What runs a list's statements: the service's database, planning each for its values unless told it may keep a plan. */
 export interface ListQueryable {
-  query<R>(text: string, params: unknown[], options: { plan: 'custom' }): Promise<{ rows: R[] }>
+  query<R>(text: string, params: unknown[], options: { plan?: 'custom' }): Promise<{ rows: R[] }>
 }
 
 type PageRow<R> = R & { [LIST_TOTAL_COLUMN]?: number, [LIST_ROWS_COLUMN]: number }
@@ -392,10 +403,10 @@ type PageRow<R> = R & { [LIST_TOTAL_COLUMN]?: number, [LIST_ROWS_COLUMN]: number
  */
 export async function readPage<R extends object> (db: ListQueryable, statements: ListStatements,
   request: Pick<ListRequest, 'skip' | 'limit'>): Promise<{ rows: R[], total: number }> {
-  const custom = { plan: 'custom' } as const
-  const { rows } = await db.query<PageRow<R>>(statements.page.text, statements.page.params, custom)
+  const planning = statements.keepsPlan ? {} : { plan: 'custom' } as const
+  const { rows } = await db.query<PageRow<R>>(statements.page.text, statements.page.params, planning)
   const total = totalFromPage(request, rows[0]?.[LIST_ROWS_COLUMN] ?? 0) ?? rows[0]?.[LIST_TOTAL_COLUMN] ??
-    (await db.query<{ n: number }>(statements.count.text, statements.count.params, custom)).rows[0]?.n ?? 0
+    (await db.query<{ n: number }>(statements.count.text, statements.count.params, planning)).rows[0]?.n ?? 0
   return { rows: rows.map(({ [LIST_TOTAL_COLUMN]: _total, [LIST_ROWS_COLUMN]: _rows, ...row }) => row as unknown as R), total }
 }
 

@@ -20,9 +20,9 @@ export interface HistorySettings {
 export const DEFAULT_HISTORY: HistorySettings = { maxVersions: 100 }
 
 /**
- * A change removes at most this many of its group's oldest versions (those past the limits),
- * read from the front of the primary key: a lowered limit is caught up with a few rows per
- * change, never by a scan.
+ * A change removes the versions its own version puts past the limit (at most this many, by key)
+ * and at most this many more from the front of the primary key (a lowered limit, the age limit):
+ * a lowered limit is caught up with a few rows per change, never by a scan.
  */
 export const PRUNE_BATCH = 4
 

@@ -14,6 +14,14 @@ import { toDoc, type Row } from './component-group-rows.js'
  * The clauses of a write's WITH that record `source` (a CTE with the columns of COLUMNS: the
  * group after the change) and prune its group's oldest versions, over the six parameters of
  * historyParams() from `$at`. Nothing is recorded or pruned when the history is off.
+ *
+ * Retention goes by the version the change made, not by what the statement's snapshot shows:
+ * writers of one group queue on its row lock with snapshots taken before they waited, so the
+ * oldest versions they see may have gone meanwhile (pruning "the oldest few seen" then fell
+ * behind, and a busy group kept ever more versions). `pastLimit` removes the versions the limit
+ * has just passed, by key; `caughtUp` removes, from the front of the primary key, older ones a
+ * lowered limit left (below that range, so the two never meet: without an age limit it reads
+ * nothing in the usual case) and those past the age limit. At most 2 * PRUNE_BATCH rows a change.
  */
 export function historyClauses (source: string, at: number): string {
   const [action, actor, method, client, max, age] = [0, 1, 2, 3, 4, 5].map((i) => `$${at + i}`)
@@ -21,15 +29,18 @@ export function historyClauses (source: string, at: number): string {
       (group_id, version, action, actor, auth_method, client_id, name, gbac_read, gbac_write, doc)
     SELECT id, version, ${action}::text, ${actor}::text, ${method}::text, ${client}::text, name, gbac_read, gbac_write, doc
     FROM ${source} WHERE ${max}::int > 0)`
-  // (A new group has nothing to prune: the look costs one probe of the index.)
-  // The group's oldest few versions, read from the front of the primary key; of those, the ones
-  // past the limits go. ${age} NULL: no age limit.
+  const limit = `c.version - ${max}::int`
+  const below = `${limit} - ${PRUNE_BATCH}`
+  // (A new group has nothing to prune: each look costs one probe of the index.)
   return `${record},
-  pruned AS (DELETE FROM component_group_versions AS p WHERE ${max}::int > 0 AND (p.group_id, p.version) IN (
+  pastLimit AS (DELETE FROM component_group_versions AS p USING ${source} AS c WHERE ${max}::int > 0
+    AND p.group_id = c.id AND p.version > ${below} AND p.version <= ${limit}),
+  caughtUp AS (DELETE FROM component_group_versions AS p WHERE ${max}::int > 0 AND (p.group_id, p.version) IN (
     SELECT o.group_id, o.version FROM ${source} AS c,
       LATERAL (SELECT group_id, version, changed_at FROM component_group_versions
-        WHERE group_id = c.id ORDER BY version LIMIT ${PRUNE_BATCH}) AS o
-    WHERE o.version <= c.version - ${max}::int OR o.changed_at < now() - make_interval(days => ${age}::int)))`
+        WHERE group_id = c.id AND version <= CASE WHEN ${age}::int IS NULL THEN ${below} ELSE 2147483647 END
+        ORDER BY version LIMIT ${PRUNE_BATCH}) AS o
+    WHERE o.version <= ${below} OR (o.version > ${limit} AND o.changed_at < now() - make_interval(days => ${age}::int))))`
 }
 
 const ENTRY_COLUMNS = 'group_id, version, action, actor, auth_method, client_id, changed_at, name'
@@ -70,7 +81,8 @@ const READABLE_NOW = `EXISTS (SELECT 1 FROM component_groups AS g WHERE g.id = $
 
 /** The rows of group `id`'s history that `user` may read: every one for an admin (a deleted group's too). */
 export function versionsSource (user: GbacUser, id: string, withDocument: boolean): ListSource {
-  const source = { table: 'component_group_versions', columns: withDocument ? `${ENTRY_COLUMNS}, ${DOCUMENT_COLUMNS}` : ENTRY_COLUMNS }
+  // One group's versions in primary-key order, whatever the values: the plan can be kept.
+  const source = { table: 'component_group_versions', columns: withDocument ? `${ENTRY_COLUMNS}, ${DOCUMENT_COLUMNS}` : ENTRY_COLUMNS, plansAlike: true }
   if (bypassesGbac(user)) return { ...source, arms: [['group_id = $1']], params: [id] }
   return { ...source, arms: [['group_id = $1', READABLE_NOW]], params: [id, [...user.groups]] }
 }

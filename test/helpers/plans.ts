@@ -7,6 +7,8 @@ export interface PlanNode {
   'Index Name'?: string
   'Relation Name'?: string
   'Parent Relationship'?: string
+  'Subplan Name'?: string
+  'CTE Name'?: string
   Plans?: PlanNode[]
 }
 
@@ -20,13 +22,18 @@ export async function explain (client: pg.Client, text: string, params: unknown[
   return rows[0]?.['QUERY PLAN'][0]?.Plan as PlanNode
 }
 
-/** A page's own nodes, and those of the subqueries it runs once (the count it carries). */
+/**
+ * A page's own nodes (with its first pass, the byte bound's CTE `fit`, and the look-ups of it),
+ * and those of the other subqueries it runs once (the count it carries).
+ */
 export function pageAndCarried (plan: PlanNode): { page: PlanNode[], carried: PlanNode[] } {
   const children = plan.Plans ?? []
-  const below = children.filter((p) => p['Parent Relationship'] !== 'InitPlan').map(pageAndCarried)
+  const ofPage = (p: PlanNode): boolean => p['Parent Relationship'] !== 'InitPlan' ||
+    p['Subplan Name'] === 'CTE fit' || (p['Node Type'] === 'CTE Scan' && p['CTE Name'] === 'fit')
+  const below = children.filter(ofPage).map(pageAndCarried)
   return {
     page: [plan, ...below.flatMap((b) => b.page)],
-    carried: [...children.filter((p) => p['Parent Relationship'] === 'InitPlan').flatMap(nodes), ...below.flatMap((b) => b.carried)]
+    carried: [...children.filter((p) => !ofPage(p)).flatMap(nodes), ...below.flatMap((b) => b.carried)]
   }
 }
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import {
-  LIST_COUNT_LOOKAHEAD, likePattern, listStatements, pageEnvelope, parseListQuery, parseProjection, project, totalFromPage,
+  LIST_COUNT_LOOKAHEAD, likePattern, listStatements, pageEnvelope, parseListQuery, parseProjection, project, readPage, totalFromPage,
   type ListQueryString, type ListSpec
 } from '../../../lib/lists/list-query.js'
 
@@ -95,15 +95,17 @@ t.test('LIKE patterns take the value literally', async (t) => {
 })
 
 // A page statement: `page` (the rows in index order, at most limit of them) read twice in one
-// statement, first for the sizes of its rows, then for the rows that fit `bytes`.
+// statement, first (once, as a CTE) for the sizes of its rows and how many fit `bytes`, then for
+// that many rows.
 const cut = (page: string, orderBy: string, bytes: string, carried: string): string => {
   const key = orderBy.split(' ')[0] as string
-  return `SELECT listed.*, fit.list_rows${carried} FROM (${page}) AS listed, (` +
-    'SELECT s.list_rows, s.keys[1:(SELECT count(*) FROM generate_subscripts(s.sizes, 1) AS i ' +
-    `WHERE i = 1 OR (SELECT sum(b) FROM unnest(s.sizes[1:i]) AS u(b)) <= ${bytes}::bigint)] AS kept ` +
-    `FROM (SELECT count(*)::int AS list_rows, array_agg(${key} ORDER BY ${orderBy}) AS keys, array_agg(list_bytes ORDER BY ${orderBy}) AS sizes ` +
-    `FROM (SELECT ${key}, octet_length(row_to_json(paged)::text) AS list_bytes FROM (${page}) AS paged) AS measured) AS s) AS fit ` +
-    `WHERE listed.${key} = ANY(fit.kept) ORDER BY ${orderBy}`
+  return 'WITH fit AS MATERIALIZED (SELECT s.list_rows, ' +
+    `CASE WHEN s.bytes <= ${bytes}::bigint THEN s.list_rows ELSE (SELECT count(*) FROM generate_subscripts(s.sizes, 1) AS i ` +
+    `WHERE i = 1 OR (SELECT sum(b) FROM unnest(s.sizes[1:i]) AS u(b)) <= ${bytes}::bigint) END AS kept ` +
+    `FROM (SELECT count(*)::int AS list_rows, sum(list_bytes) AS bytes, array_agg(list_bytes ORDER BY ${orderBy}) AS sizes ` +
+    `FROM (SELECT ${key}, octet_length(row_to_json(paged)::text) AS list_bytes FROM (${page}) AS paged) AS measured) AS s) ` +
+    `SELECT listed.*, (SELECT list_rows FROM fit) AS list_rows${carried} FROM (${page}) AS listed ` +
+    `ORDER BY ${orderBy} LIMIT (SELECT kept FROM fit)`
 }
 
 t.test('the SQL: the page in index order without a window function, the count bounded, values as parameters', async (t) => {
@@ -131,6 +133,27 @@ t.test('the SQL: the page in index order without a window function, the count bo
   t.same(two.page.params, [['g'], 25, 25, 0, 25 + LIST_COUNT_LOOKAHEAD, LIMITS.LIST_MAX_PAGE_BYTES], 'each arm reads at most skip + limit rows')
   t.equal(two.count.text, `SELECT ${counted} AS n`)
   t.same(two.count.params, [['g'], 25 + LIST_COUNT_LOOKAHEAD], 'each statement carries only the parameters it names')
+})
+
+t.test('a page keeps its plan only when its source plans alike for any values and it has no filters', async (t) => {
+  const alike = { table: 't', columns: 'id, name', arms: [['id = $1']], params: ['k'], plansAlike: true }
+  const plain = parseListQuery(SPEC, query(), LIMITS)
+  const searched = parseListQuery(SPEC, query({ contains: 'x' }), LIMITS)
+  if (!plain.ok || !searched.ok) throw new Error('parse')
+  t.equal(listStatements(SPEC, plain.value, alike).keepsPlan, true)
+  t.equal(listStatements(SPEC, searched.value, alike).keepsPlan, false, 'a filter: planned for its values')
+  t.equal(listStatements(SPEC, plain.value, { ...alike, plansAlike: undefined }).keepsPlan, false, 'by default planned per call')
+
+  const options: unknown[] = []
+  const db = {
+    async query<R> (_text: string, _params: unknown[], given: { plan?: 'custom' }): Promise<{ rows: R[] }> {
+      options.push(given)
+      return { rows: [] }
+    }
+  }
+  await readPage(db, listStatements(SPEC, plain.value, alike), plain.value)
+  await readPage(db, listStatements(SPEC, searched.value, alike), searched.value)
+  t.same(options, [{}, { plan: 'custom' }], 'the kept plan goes as a prepared statement, the other planned per call')
 })
 
 t.test('contains with frequent trigrams: the index looks up a part without them, the whole value is tested after', async (t) => {

@@ -224,6 +224,21 @@ for (const database of testDatabases) {
 }
 
 for (const database of testDatabases.filter((d) => d === 'postgres')) {
+  t.test('writers queued on one group keep it at its limit', async (t) => {
+    const db = await createTestDatabase(t, database)
+    const app = await buildTestApp(t, { database: db, env: { STUDIO_HISTORY_MAX_VERSIONS: '20' } })
+    const doc = await create(app, adminAuth, group('Busy'))
+    // Waves of 16 concurrent changes: each waits on the row lock with a snapshot from before it
+    // waited, in which the oldest versions it saw had often gone.
+    for (let wave = 0; wave < 4; wave++) {
+      const results = await Promise.all(Array.from({ length: 16 }, async (_, i) =>
+        await replace(app, adminAuth, doc._id, group('Busy', { description: `w${wave}-${i}` }))))
+      t.ok(results.every((r) => r.statusCode === 200), `wave ${wave} written`)
+    }
+    const { page } = await versions(app, adminAuth, doc._id)
+    t.same(page.items.map((e) => e.version), Array.from({ length: 20 }, (_, i) => 65 - i), 'the newest 20 of 65, no more')
+  })
+
   t.test('with STUDIO_HISTORY_MAX_AGE_DAYS, versions older than that go as the group changes', async (t) => {
     const db = await createTestDatabase(t, database)
     const app = await buildTestApp(t, { database: db, env: { STUDIO_HISTORY_MAX_AGE_DAYS: '30' } })

@@ -72,3 +72,15 @@ export async function createGroup (app: TestApp, name = GROUP.name): Promise<str
   if (response.statusCode !== 200) throw new Error(`creating a group: ${response.statusCode} ${response.body}`)
   return (response.json() as { created: { _id: string } }).created._id
 }
+
+/** Whether this runtime's JSON can write a value nested `depth` deep (V8 of Node.js 26 can: no recursion). */
+export function writesNested (depth: number): boolean {
+  let value: unknown = 1
+  for (let i = 0; i < depth; i++) value = { a: value }
+  try {
+    JSON.stringify(value)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -2,7 +2,7 @@
 // before the service had limits) answers an error and never hangs, on both databases.
 import t from 'tap'
 import { adminAuth, buildTestApp, testDatabases } from '../helper.js'
-import { injectWithin } from './hostile.js'
+import { injectWithin, writesNested } from './hostile.js'
 
 const DEADLINE_MS = '3000'
 
@@ -32,8 +32,14 @@ for (const database of testDatabases) {
       const unreadable = 'ffffffffffffffffffffffff'
       await store(unreadable, 19000)
       const refused = await injectWithin(app, { url: `/studio/component-groups/${unreadable}`, headers: auth })
-      t.ok(refused.statusCode >= 500, `a document that cannot be delivered answers an error (${refused.statusCode})`)
-      t.notMatch(refused.body, /"a"/, 'no part of the document is echoed')
+      if (writesNested(19000)) {
+        // A runtime whose JSON has no depth limit (Node.js 26) delivers it whole.
+        t.equal(refused.statusCode, 200, 'delivered whole where the runtime can write it')
+        t.equal(refused.body.length > 19000 * 6, true)
+      } else {
+        t.ok(refused.statusCode >= 500, `a document that cannot be delivered answers an error (${refused.statusCode})`)
+        t.notMatch(refused.body, /"a"/, 'no part of the document is echoed')
+      }
     }
     t.equal((await injectWithin(app, { url: '/ready' })).statusCode, 200, 'the database still answers')
     const other = await injectWithin(app, { url: `/studio/component-groups/${(ok.json() as { created: { _id: string } }).created._id}`, headers: auth })

@@ -5,6 +5,7 @@ import { openDatabase } from '../../../plugins/database/index.js'
 import type { Db } from '../../../plugins/database/types.js'
 import { isDatabaseUnavailable, toErrorBody } from '../../../lib/http/errors.js'
 import { createTestDatabase, testConfig } from '../../helper.js'
+import { writesNested } from '../../hardening/hostile.js'
 
 // Long enough that an ordinary statement on a busy machine never reaches it.
 const DEADLINE_MS = '3000'
@@ -75,18 +76,6 @@ t.test('dates and bytes come back as they would from the server', async (t) => {
   t.same([...(row?.bytes ?? [])], [0, 255])
   t.same(row?.doc, { at: 'x', n: [1, {}] })
 })
-
-/** Whether this runtime's JSON can write a value nested `depth` deep (V8 of Node.js 26 can: no recursion). */
-function writesNested (depth: number): boolean {
-  let value: unknown = 1
-  for (let i = 0; i < depth; i++) value = { a: value }
-  try {
-    JSON.stringify(value)
-    return true
-  } catch {
-    return false
-  }
-}
 
 t.test('a row that cannot be delivered answers an error, and the next call works', async (t) => {
   const db = await open(t)

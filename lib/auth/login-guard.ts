@@ -63,6 +63,13 @@ export interface Ticket {
 // Counter keys: 16 bytes of an HMAC, so an entry has the same small size whatever was sent.
 const KEY_BYTES = 16
 
+/** The key of a count for `parts` (a kind, the address, the subject): 16 bytes of an HMAC, no username in clear. */
+export function countKey (hmacKey: Buffer, kind: string, ...parts: string[]): string {
+  const hmac = createHmac('sha256', hmacKey).update(kind)
+  for (const part of parts) hmac.update('\u0000').update(part)
+  return hmac.digest().subarray(0, KEY_BYTES).toString('base64url')
+}
+
 export class LoginGuard {
   // Each Map is in order of last activity (an entry is moved to the end when it changes), so
   // entries past their time are found at the front, and the front is what goes when one is full.
@@ -93,9 +100,7 @@ export class LoginGuard {
   }
 
   #digest (kind: string, ...parts: string[]): string {
-    const hmac = createHmac('sha256', this.#key).update(kind)
-    for (const part of parts) hmac.update('\u0000').update(part)
-    return hmac.digest().subarray(0, KEY_BYTES).toString('base64url')
+    return countKey(this.#key, kind, ...parts)
   }
 
   /**

@@ -1,5 +1,3 @@
-import { createHmac } from 'node:crypto'
-
 /**
  * Failed-login counts shared by every instance of a deployment (kept in its database), beside
  * each instance's own LoginGuard. A check takes a place in each of its keys' counts before it
@@ -41,16 +39,6 @@ export class CountsBusy extends Error {
 interface Pending {
   n: number
   waiters: Array<{ index: number, resolve: (count: KeyCount) => void, reject: (err: unknown) => void }>
-}
-
-// Keys: 16 bytes of an HMAC, as the guard's own, under a key every instance derives alike.
-const KEY_BYTES = 16
-
-/** The key stored for `parts` (a kind, the address, the subject): no username in clear. */
-export function countKey (hmacKey: Buffer, kind: string, ...parts: string[]): string {
-  const hmac = createHmac('sha256', hmacKey).update(kind)
-  for (const part of parts) hmac.update('\u0000').update(part)
-  return hmac.digest().subarray(0, KEY_BYTES).toString('base64url')
 }
 
 export class SharedFailureCounts {

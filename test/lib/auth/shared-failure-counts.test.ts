@@ -1,5 +1,6 @@
 import t from 'tap'
-import { CountsBusy, SharedFailureCounts, countKey, type KeyChange, type KeyCount } from '../../../lib/auth/shared-failure-counts.js'
+import { CountsBusy, SharedFailureCounts, type KeyChange, type KeyCount } from '../../../lib/auth/shared-failure-counts.js'
+import { countKey } from '../../../lib/auth/login-guard.js'
 
 /** A count store in memory, as the database keeps it, recording every statement. */
 function store (windowS = 60) {

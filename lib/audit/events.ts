@@ -57,12 +57,6 @@ export function outcomeOf (status: number): AuditOutcome {
 /** The statuses recorded as denied requests when the route recorded nothing itself. */
 export const isDenied = (status: number): boolean => status === 401 || status === 403
 
-/** A request's path without its query string (which may carry a token). */
-export function pathOf (url: string): string {
-  const query = url.indexOf('?')
-  return query === -1 ? url : url.slice(0, query)
-}
-
 /** Dates as GET /audit takes them: ISO 8601, a day or a time with its offset. */
 export const ISO_DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2}))?$'
 const ISO_DATE = new RegExp(ISO_DATE_PATTERN)

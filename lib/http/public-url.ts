@@ -42,3 +42,9 @@ export function publicBase (input: PublicBaseInput): string {
   const prefix = header !== undefined && PREFIX.test(header.trim()) ? header.trim().replace(/\/+$/, '') : ''
   return `${input.protocol}://${input.host}${prefix}`
 }
+
+/** A request target's path, without its query (which may carry a credential: `?token=`). */
+export function pathOf (url: string): string {
+  const query = url.indexOf('?')
+  return query < 0 ? url : url.slice(0, query)
+}

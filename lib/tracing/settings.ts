@@ -86,9 +86,3 @@ export function urlForSpan (url: string): string {
     return ''
   }
 }
-
-/** A request's path for a span attribute, without its query (`?token=` is a credential). */
-export function pathForSpan (url: string): string {
-  const query = url.indexOf('?')
-  return query < 0 ? url : url.slice(0, query)
-}

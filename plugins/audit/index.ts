@@ -7,11 +7,12 @@ import client from 'prom-client'
 import { setImmediate as yieldTurn } from 'node:timers/promises'
 import { AuditQueue } from '../../lib/audit/queue.js'
 import {
-  isDenied, outcomeOf, pathOf, storableDetails, storableText, type AuditActor, type AuditDetails, type AuditEvent
+  isDenied, outcomeOf, storableDetails, storableText, type AuditActor, type AuditDetails, type AuditEvent
 } from '../../lib/audit/events.js'
 import { parseBasicAuthorization } from '../../lib/auth/basic-auth-header.js'
 import type { AuthUser, RequestAuth } from '../../lib/auth/roles.js'
 import { auditEventsRepository, type AuditEventsRepository } from './events-repository.js'
+import { pathOf } from '../../lib/http/public-url.js'
 
 /** Events held in memory at most (about 1 KiB each, texts bounded): past it they are dropped and counted. */
 export const AUDIT_MAX_QUEUED = 20_000

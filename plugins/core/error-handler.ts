@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import { RouteNotFound, retryAfterOf, toErrorBody } from '../../lib/http/errors.js'
 import { ErrorResponse } from '../../schemas/common.js'
+import { pathOf } from '../../lib/http/public-url.js'
 
 /** One error shape for every failure, unknown routes included; 5xx are logged, never echoed. */
 export default fp(async (fastify) => {
@@ -18,7 +19,7 @@ export default fp(async (fastify) => {
   })
 
   fastify.setNotFoundHandler(async (request, reply) => {
-    const body = toErrorBody(new RouteNotFound(request.method, request.url.split('?')[0] ?? ''))
+    const body = toErrorBody(new RouteNotFound(request.method, pathOf(request.url)))
     return await reply.code(404).send(body)
   })
 }, { name: 'error-handler' })

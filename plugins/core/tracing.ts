@@ -4,7 +4,8 @@
 import fp from 'fastify-plugin'
 import type { Tracer } from '@opentelemetry/api'
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-node'
-import { pathForSpan, type TracingSettings } from '../../lib/tracing/settings.js'
+import type { TracingSettings } from '../../lib/tracing/settings.js'
+import { pathOf } from '../../lib/http/public-url.js'
 import packageJson from '../../package.json' with { type: 'json' }
 
 declare module 'fastify' {
@@ -73,7 +74,7 @@ export default fp<TracingOptions>(async (fastify, opts) => {
     instrumentHandler: false,
     requestHook: (span, request) => {
       // Fastify's attribute is the URL as sent: its query may hold a credential (?token=).
-      span.setAttribute('url.path', pathForSpan(request.url))
+      span.setAttribute('url.path', pathOf(request.url))
       if (request.routeOptions.url !== undefined) span.updateName(`${request.method} ${request.routeOptions.url}`)
     }
   })

@@ -1,7 +1,7 @@
 // The span of one relayed call to an orchestrator, when traces are on: adapter, method, path and
 // status, a child span for the wait for a pooled connection, and the traceparent NSO receives.
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
-import { pathForSpan } from '../../lib/tracing/settings.js'
+import { pathOf } from '../../lib/http/public-url.js'
 import { isUpstreamSuccess } from '../../lib/orchestrator/upstream.js'
 import type { ExchangeTrace } from './exchange.js'
 
@@ -17,7 +17,7 @@ export function relayTrace (tracer: Tracer, call: { adapter: string, origin: str
       'orchestrator.adapter': call.adapter,
       'http.request.method': call.method,
       // Without the query: the path says what was asked, the query may carry anything.
-      'url.path': pathForSpan(call.path),
+      'url.path': pathOf(call.path),
       'server.address': origin.hostname,
       'server.port': Number(origin.port === '' ? (origin.protocol === 'https:' ? 443 : 80) : origin.port)
     }

@@ -1,6 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { AUDIT_MAX_DETAILS, AUDIT_MAX_TEXT, outcomeOf, parseTimeRange, pathOf, storableDetails, storableText } from '../../../lib/audit/events.js'
+import { AUDIT_MAX_DETAILS, AUDIT_MAX_TEXT, outcomeOf, parseTimeRange, storableDetails, storableText } from '../../../lib/audit/events.js'
+import { pathOf } from '../../../lib/http/public-url.js'
 import { adapterChanges, userChanges } from '../../../lib/audit/changes.js'
 
 // encodeURIComponent refuses a lone surrogate.

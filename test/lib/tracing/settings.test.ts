@@ -1,6 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { DEFAULT_OTLP_TRACES_URL, parseOtlpHeaders, pathForSpan, tracingSettings, urlForSpan, type TracingVariables } from '../../../lib/tracing/settings.js'
+import { DEFAULT_OTLP_TRACES_URL, parseOtlpHeaders, tracingSettings, urlForSpan, type TracingVariables } from '../../../lib/tracing/settings.js'
+import { pathOf } from '../../../lib/http/public-url.js'
 
 const base: TracingVariables = { OTEL_SDK_DISABLED: false, OTEL_SERVICE_NAME: 'netauto-api' }
 const settings = (over: Partial<TracingVariables>) => tracingSettings({ ...base, ...over })
@@ -39,6 +40,6 @@ t.test('headers: key=value lists, the traces list over the general one', async (
 t.test('URLs and paths in spans carry no credential', async (t) => {
   t.equal(urlForSpan('https://user:tok@git.example.com/org/repo.git/info/refs?service=git-upload-pack'), 'https://git.example.com/org/repo.git/info/refs')
   t.equal(urlForSpan('not a url'), '')
-  t.equal(pathForSpan('/whoami?token=abc'), '/whoami')
-  t.equal(pathForSpan('/whoami'), '/whoami')
+  t.equal(pathOf('/whoami?token=abc'), '/whoami')
+  t.equal(pathOf('/whoami'), '/whoami')
 })

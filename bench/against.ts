@@ -12,7 +12,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { compare, report, serverSchema, startServer, type Target } from './measure.js'
+import { compare, profileArgs, report, serverSchema, startServer, type Target } from './measure.js'
 
 const run = promisify(execFile)
 const ADMIN_PASSWORD = 'bench-admin-password'
@@ -74,9 +74,9 @@ interface Service { url: string, child: ChildProcess, stop: () => Promise<void> 
  * `node <root>/dist/server.js` as a deployment starts it (any commit has it), on a free port;
  * resolves once GET /health answers 200.
  */
-async function startService (root: string, env: Record<string, string>): Promise<Service> {
+async function startService (root: string, label: string, env: Record<string, string>): Promise<Service> {
   const port = await freePort()
-  const child = spawn(process.execPath, [path.join(root, 'dist', 'server.js')], {
+  const child = spawn(process.execPath, [...profileArgs(label), path.join(root, 'dist', 'server.js')], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ADMIN_PASSWORD, ...env },
     stdio: ['ignore', 'ignore', 'inherit']
@@ -112,19 +112,33 @@ async function call (url: string, method: string, auth: string, body: unknown): 
 }
 
 /** What one build needs for each scenario: made once, after the build has started. */
-interface Fixture { token: string, groupId: string }
+interface Fixture { token: string | undefined, groupId: string }
+
+/** A session token; undefined for a build older than POST /login (its Bearer scenario is skipped). */
+async function sessionToken (service: Service): Promise<string | undefined> {
+  const response = await fetch(`${service.url}/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ user: { username: 'admin', password: ADMIN_PASSWORD } }),
+    signal: AbortSignal.timeout(30_000)
+  })
+  if (response.status === 404) return undefined
+  if (!response.ok) throw new Error(`POST ${service.url}/login: ${response.status} ${await response.text()}`)
+  return await response.json() as string
+}
 
 async function fixture (service: Service, nsoUrl: string): Promise<Fixture> {
-  const token = await call(`${service.url}/login`, 'POST', '', { user: { username: 'admin', password: ADMIN_PASSWORD } }) as string
+  const token = await sessionToken(service)
   await call(`${service.url}/users`, 'POST', adminAuth, designer)
   const created = await call(`${service.url}/studio/component-groups`, 'POST', designerAuth, { componentGroup: group }) as { created: { _id: string } }
   await call(`${service.url}/orchestrator_manager/adapters`, 'POST', adminAuth, { id: 'bench', baseUrl: nsoUrl, username: 'admin', password: 'admin' })
   return { token, groupId: created.created._id }
 }
 
-const scenarios: Array<[string, (url: string, f: Fixture) => Target]> = [
+// Each scenario's target, or undefined when a build lacks what it needs.
+const scenarios: Array<[string, (url: string, f: Fixture) => Target | undefined]> = [
   ['ismaintenance-basic', (url) => ({ url: `${url}/configuration_manager/ismaintenance`, headers: { authorization: adminAuth } })],
-  ['ismaintenance-bearer', (url, f) => ({ url: `${url}/configuration_manager/ismaintenance`, headers: { authorization: `Bearer ${f.token}` } })],
+  ['ismaintenance-bearer', (url, f) => f.token === undefined ? undefined : { url: `${url}/configuration_manager/ismaintenance`, headers: { authorization: `Bearer ${f.token}` } }],
   ['orchestrator-restquery', (url) => ({
     url: `${url}/orchestrator_manager/restQuery/bench`,
     method: 'POST',
@@ -151,24 +165,26 @@ export async function againstCommit (commit: string, filters: readonly string[] 
   try {
     const nso = await startServer('nso')
     cleanup.unshift(nso.stop)
-    const start = async (root: string): Promise<Service> => {
+    const start = async (root: string, label: string): Promise<Service> => {
       const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-against-data-'))
       cleanup.push(async () => { await rm(dataDir, { recursive: true, force: true }) })
       const database = await serverSchema('against')
       if (database !== undefined) cleanup.push(database.drop)
-      const service = await startService(root, { DATA_DIR: dataDir, DATABASE_URL: database?.url ?? '', ORCHESTRATOR_POOL_CONNECTIONS: String(ROUNDS.connections) })
+      const service = await startService(root, label, { DATA_DIR: dataDir, DATABASE_URL: database?.url ?? '', ORCHESTRATOR_POOL_CONNECTIONS: String(ROUNDS.connections) })
       cleanup.unshift(service.stop)
       return service
     }
-    const ours = await start(ROOT)
-    const theirs = await start(build.dir)
+    const ours = await start(ROOT, 'service-this-build')
+    const theirs = await start(build.dir, `service-${build.commit.slice(0, 12)}`)
     const [ourFixture, theirFixture] = [await fixture(ours, nso.url), await fixture(theirs, nso.url)]
     for (const [name, target] of scenarios) {
       if (filters.length > 0 && !filters.some((f) => name.includes(f))) continue
-      const result = await compare(
-        { ...target(ours.url, ourFixture), pid: ours.child.pid },
-        { ...target(theirs.url, theirFixture), pid: theirs.child.pid },
-        ROUNDS)
+      const [our, their] = [target(ours.url, ourFixture), target(theirs.url, theirFixture)]
+      if (our === undefined || their === undefined) {
+        report({ scenario: `${name}-vs-commit`, against: build.commit.slice(0, 12), skipped: 'a build lacks what the scenario needs (POST /login)' })
+        continue
+      }
+      const result = await compare({ ...our, pid: ours.child.pid }, { ...their, pid: theirs.child.pid }, ROUNDS)
       report({ scenario: `${name}-vs-commit`, against: build.commit.slice(0, 12), load: os.loadavg()[0], ...result })
     }
   } finally {

@@ -210,6 +210,16 @@ export function pgLoad (spec: PgLoadSpec): Runner {
   }
 }
 
+/**
+ * With BENCH_CPU_PROF=<directory>, each server process writes a V8 CPU profile there when it
+ * stops (`<label>-<time>.cpuprofile`); `node dist/bench/profile-summary.js <directory>` reads them.
+ */
+export function profileArgs (label: string): string[] {
+  const dir = process.env.BENCH_CPU_PROF
+  if (dir === undefined || dir === '') return []
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${label}-${Date.now()}.cpuprofile`]
+}
+
 export interface ChildServer {
   url: string
   child: ChildProcess
@@ -222,7 +232,7 @@ export interface ChildServer {
  */
 export async function startServer (kind: string, env: Record<string, string | undefined> = {}): Promise<ChildServer> {
   const script = fileURLToPath(new URL('./serve.js', import.meta.url))
-  const child = spawn(process.execPath, [script, kind], {
+  const child = spawn(process.execPath, [...profileArgs(kind), script, kind], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit']
   })

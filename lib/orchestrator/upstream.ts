@@ -11,6 +11,13 @@ import { isJsonMediaType } from './relay-request.js'
 
 /** How much of an upstream error body is read (and carried in the 502); the rest is dropped. */
 export const UPSTREAM_ERROR_BODY_MAX_BYTES = 64 * 1024
+
+/**
+ * A restQuery answer that ends within this many bytes (one socket read) is relayed whole, in one
+ * write with its length, rather than streamed: a stream's set-up and chunked framing cost a small
+ * answer more than reading it. Larger answers stream, so memory per call stays bounded by this.
+ */
+export const WHOLE_ANSWER_MAX_BYTES = 64 * 1024
 /** How much of it a log line carries. */
 export const LOGGED_ERROR_BODY_MAX_CHARS = 1024
 

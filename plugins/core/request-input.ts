@@ -13,12 +13,24 @@ function refusal (problem: JsonTextProblem): HttpError {
   }
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Whether the JSON text of the body escapes a NUL character: only then is the parsed body searched for one. */
+    bodyMayHoldNul: boolean
+  }
+}
+
 type Part = 'params' | 'query' | 'body'
 const PART_NAMES = { params: 'params', query: 'querystring', body: 'body' } as const
+
+// JSON can carry a NUL character only as the escape \u0000 (a raw control character is invalid
+// JSON, which the parser refuses): a text without one needs no walk of the value parsed from it.
+const NUL_ESCAPE = '\\u0000'
 
 /** The first NUL character in the given parts of a request, as a 400. */
 function nulRefusal (request: FastifyRequest, parts: readonly Part[]): HttpError | undefined {
   for (const part of parts) {
+    if (part === 'body' && !request.bodyMayHoldNul) continue
     const path = findNulCharacter(request[part])
     if (path !== undefined) {
       return new NulCharacter(describePath(PART_NAMES[part], path))
@@ -63,6 +75,7 @@ export default fp(async (fastify) => {
   // The API speaks JSON only: any other body type is a 415, not a string handed to validation.
   fastify.removeContentTypeParser('text/plain')
   const parse = fastify.getDefaultJsonParser('error', 'error')
+  fastify.decorateRequest('bodyMayHoldNul', false)
   fastify.removeContentTypeParser('application/json')
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string
@@ -75,6 +88,7 @@ export default fp(async (fastify) => {
       done(refusal(problem), undefined)
       return
     }
+    request.bodyMayHoldNul = text.includes(NUL_ESCAPE)
     parse(request, text, done)
   })
 

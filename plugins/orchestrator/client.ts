@@ -180,7 +180,7 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
     }
   }
 
-  function dispatch (id: string, conn: Connection, request: UpstreamRequest, release: Release): Promise<UpstreamResponse | UpstreamAnswer> {
+  function dispatch (id: string, conn: Connection, request: UpstreamRequest, release: Release, wholeBelow: number | undefined): Promise<UpstreamResponse | UpstreamAnswer> {
     // Only these headers go upstream: the caller's (its Authorization above all) never do.
     const headers: Record<string, string> = { authorization: conn.authorization, accept: request.accept }
     if (request.body !== undefined) headers['content-type'] = request.body.contentType
@@ -205,6 +205,7 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
         accepts: (contentType) => answersAccept(request.accept, contentType),
         unexpectedType: (status, contentType) => upstreamUnexpectedMediaType(id, status, contentType, request.accept),
         timeoutMs,
+        ...(wholeBelow === undefined ? {} : { wholeBelow }),
         trace
       })
       conn.pool.dispatch({
@@ -221,10 +222,12 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
    * in; throws HttpError 404 (unknown adapter), 502 (upstream error status, unreachable) or 504
    * (the adapter's timeoutMs passed). With `decode`, a body in a Content-Encoding comes decoded
    * (at most MAX_UPSTREAM_RESPONSE_BYTES decoded), and one the relay cannot decode is a 502;
-   * without, it comes as it is, its `contentEncoding` saying in what.
+   * without, it comes as it is, its `contentEncoding` saying in what. With `wholeBelow`, a 2xx
+   * answer whose body ends within that many bytes resolves once complete, with `whole` (a failure
+   * before then rejects, as before the status line); a larger one streams as ever.
    */
-  async function open (id: string, request: UpstreamRequest, options: { decode?: boolean } = {}): Promise<UpstreamResponse> {
-    const answer = await exchange(id, request)
+  async function open (id: string, request: UpstreamRequest, options: { decode?: boolean, wholeBelow?: number } = {}): Promise<UpstreamResponse> {
+    const answer = await exchange(id, request, options.wholeBelow)
     return options.decode === true ? decoded(id, answer) : answer
   }
 
@@ -244,14 +247,14 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
     return { ...answer, contentEncoding: undefined, contentLength: undefined, body }
   }
 
-  async function exchange (id: string, request: UpstreamRequest): Promise<UpstreamResponse> {
+  async function exchange (id: string, request: UpstreamRequest, wholeBelow?: number): Promise<UpstreamResponse> {
     for (let attempt = 0; ; attempt++) {
       const conn = await connection(id)
       if (conn === undefined) throw new AdapterNotFound(id)
       const release = await admitted(id, conn)
       let answer: UpstreamResponse | UpstreamAnswer
       try {
-        answer = await dispatch(id, conn, request, release)
+        answer = await dispatch(id, conn, request, release, wholeBelow)
       } catch (err) {
         // The pool was closed between lookup and dispatch: nothing was sent, build or take another.
         if (attempt === 0 && isClosedPoolError(err)) {

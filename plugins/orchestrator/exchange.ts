@@ -21,6 +21,8 @@ export interface UpstreamResponse {
   location?: string | undefined
   /** NSO's X-Cisco-NSO-Trace-ID, when it sent one. */
   traceId?: string | undefined
+  /** The whole body, when the call asked for small answers whole (ExchangeOptions.wholeBelow) and this one was. */
+  whole?: Buffer
   body: Readable
 }
 
@@ -49,6 +51,8 @@ export interface ExchangeOptions {
   /** The error of a 2xx answer whose body is of a type not asked for. */
   unexpectedType: (status: number, contentType: string | undefined) => Error
   timeoutMs: number
+  /** A 2xx answer whose body ends within this many bytes resolves once complete, with `whole`. */
+  wholeBelow?: number
   trace?: ExchangeTrace
 }
 
@@ -80,6 +84,9 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
   #errorChunks: Buffer[] | undefined
   #errorBytes = 0
   #paused = false
+  // A 2xx body being gathered to be resolved whole (see ExchangeOptions.wholeBelow).
+  #gathered: Buffer[] | undefined
+  #gatheredBytes = 0
 
   constructor (private readonly options: ExchangeOptions) {
     this.#timer = setTimeout(() => {
@@ -127,24 +134,59 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
       this.#unexpected = true
       return true
     }
+    const wholeBelow = this.options.wholeBelow ?? 0
+    if (wholeBelow > 0 && (this.#contentLength === undefined || this.#contentLength <= wholeBelow)) {
+      this.#gathered = []
+      return true
+    }
     this.#resolveSuccess()
     return true
+  }
+
+  #fields () {
+    return {
+      status: this.#status,
+      contentType: this.#contentType,
+      contentEncoding: this.#contentEncoding,
+      contentLength: this.#contentLength,
+      ...(this.#location === undefined ? {} : { location: this.#location }),
+      ...(this.#traceId === undefined ? {} : { traceId: this.#traceId })
+    }
   }
 
   #resolveSuccess (): UpstreamBody {
     const body = new UpstreamBody(this)
     this.#body = body
     this.#settled = true
-    this.options.resolve({
-      status: this.#status,
-      contentType: this.#contentType,
-      contentEncoding: this.#contentEncoding,
-      contentLength: this.#contentLength,
-      ...(this.#location === undefined ? {} : { location: this.#location }),
-      ...(this.#traceId === undefined ? {} : { traceId: this.#traceId }),
-      body
-    })
+    this.options.resolve({ ...this.#fields(), body })
     return body
+  }
+
+  // The gathered body ended within the bound: the answer, whole. A reader that asks for a stream
+  // anyway gets one made from it.
+  #resolveWhole (chunks: Buffer[]): void {
+    this.#settled = true
+    const whole = chunks.length === 1 ? chunks[0] as Buffer : Buffer.concat(chunks)
+    let body: Readable | undefined
+    this.options.resolve({
+      ...this.#fields(),
+      whole,
+      get body () {
+        body ??= Readable.from([whole])
+        return body
+      }
+    })
+  }
+
+  // Past the bound: the answer streams, from the bytes gathered so far.
+  #gatheredToStream (chunks: Buffer[]): boolean {
+    this.#gathered = undefined
+    const body = this.#resolveSuccess()
+    let flowing = true
+    for (const chunk of chunks) flowing = body.push(chunk)
+    if (flowing) return true
+    this.#paused = true
+    return false
   }
 
   onData (chunk: Buffer): boolean {
@@ -160,6 +202,13 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
       if (this.#body.push(chunk)) return true
       this.#paused = true
       return false
+    }
+    const gathered = this.#gathered
+    if (gathered !== undefined) {
+      if (this.#settled) return true
+      gathered.push(chunk)
+      this.#gatheredBytes += chunk.length
+      return this.#gatheredBytes <= (this.options.wholeBelow ?? 0) || this.#gatheredToStream(gathered)
     }
     if (this.#errorChunks === undefined || this.#settled) return true
     const room = UPSTREAM_ERROR_BODY_MAX_BYTES - this.#errorBytes
@@ -179,6 +228,11 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
   // undici never completes a request it aborted, so this runs only once and only while unsettled
   // or streaming.
   onComplete (): void {
+    const gathered = this.#gathered
+    if (gathered !== undefined) {
+      if (this.#finish()) this.#resolveWhole(gathered)
+      return
+    }
     if (this.#unexpected && this.#body === undefined) this.#resolveSuccess()
     if (this.#body !== undefined) {
       if (this.#finish()) this.#body.push(null)

@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify'
 import { ADMINS } from '../../lib/auth/roles.js'
 import { checkActionParams, checkQueryParams } from '../../lib/orchestrator/relay-request.js'
 import type { CheckResult } from '../../lib/http/check-result.js'
-import { emptyJsonType, isBodilessAnswer, upstreamInvalidJson } from '../../lib/orchestrator/upstream.js'
+import { emptyJsonType, isBodilessAnswer, upstreamInvalidJson, WHOLE_ANSWER_MAX_BYTES } from '../../lib/orchestrator/upstream.js'
 import { InvalidRelayParams } from '../../lib/orchestrator/errors.js'
 import { actionBody } from '../../lib/orchestrator/action-body.js'
 import { pipeline } from 'node:stream'
@@ -96,7 +96,7 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
     request.audit('orchestrator.restQuery', request.params.adapterId)
     const params = checked(checkQueryParams(request.body.params))
     request.audit('orchestrator.restQuery', request.params.adapterId, { method: 'GET', path: params.path })
-    const answer = await orchestrator.open(request.params.adapterId, { method: 'GET', path: params.path, accept: params.accept })
+    const answer = await orchestrator.open(request.params.adapterId, { method: 'GET', path: params.path, accept: params.accept }, { wholeBelow: WHOLE_ANSWER_MAX_BYTES })
     request.audit('orchestrator.restQuery', request.params.adapterId, { nsoStatus: answer.status })
     relayHeaders(reply, answer)
     if (isBodilessAnswer(answer.status, answer.contentLength)) {
@@ -110,7 +110,10 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
     if (answer.contentType !== undefined) reply.header('content-type', answer.contentType)
     // The bytes go as they came, so their coding goes with them (gzip stays gzip, labelled).
     if (answer.contentEncoding !== undefined) reply.header('content-encoding', answer.contentEncoding)
-    // The announced length lets a client tell an answer cut short from a complete one.
+    // A small answer goes whole, with its length; a larger one streams, with the announced
+    // length when there was one, which lets a client tell an answer cut short from a complete one.
+    // (Without a Content-Type it streams: Fastify would label a whole one application/octet-stream.)
+    if (answer.whole !== undefined && answer.contentType !== undefined) return await reply.code(200).send(answer.whole)
     if (answer.contentLength !== undefined) reply.header('content-length', answer.contentLength)
     return await reply.code(200).send(answer.body)
   })

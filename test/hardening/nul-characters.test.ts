@@ -65,3 +65,22 @@ for (const database of testDatabases.slice(-1)) {
     await assertStillServing(t, app)
   })
 }
+
+// The body is searched for a NUL only when its text escapes one (\u0000): an escaped backslash
+// followed by "u0000" is six ordinary characters, and in any spelling of the escape the NUL is found.
+t.test('a NUL is found in the body however its text spells it, and only then', async (t) => {
+  const app = await buildTestApp(t, { database: testDatabases.at(-1) })
+  const post = async (payload: string) => await app.inject({ method: 'POST', url: '/studio/component-groups', headers, payload })
+  const lookalike = await post('{"componentGroup":{"name":"nul-lookalike","description":"a\\\\u0000b","members":[],"gbacRead":[]}}')
+  t.equal(lookalike.statusCode, 200, lookalike.body)
+  t.equal((lookalike.json() as { created: { description: string } }).created.description, 'a\\u0000b')
+  for (const [text, where] of [
+    ['{"componentGroup":{"name":"nul-a","description":"a\\u0000","members":[],"gbacRead":[]}}', /^body\/componentGroup\/description /],
+    ['{"componentGroup":{"name":"nul-b","members":[],"gbacRead":[],"meta":{"k\\u0000":1}}}', /^body\/componentGroup\/meta\//],
+    ['{"componentGroup":{"name":"nul-c","description":"\\\\\\u0000","members":[],"gbacRead":[]}}', /^body\/componentGroup\/description /]
+  ] as const) {
+    const response = await post(text)
+    t.equal(response.statusCode, 400, text)
+    t.match((response.json() as { message: string }).message, where)
+  }
+})

@@ -8,7 +8,7 @@ import { largeDocument, type NsoServer } from '../../fixtures/nso-server.js'
 import { createAdapter, nsoAdapter, startNso } from '../../helpers/nso.js'
 import { ACTION_HOLD_BYTES } from '../../../lib/orchestrator/action-body.js'
 import { MAX_JSON_DEPTH } from '../../../lib/orchestrator/json-check.js'
-import { LOGGED_ERROR_BODY_MAX_CHARS, UPSTREAM_ERROR_BODY_MAX_BYTES } from '../../../lib/orchestrator/upstream.js'
+import { LOGGED_ERROR_BODY_MAX_CHARS, UPSTREAM_ERROR_BODY_MAX_BYTES, WHOLE_ANSWER_MAX_BYTES } from '../../../lib/orchestrator/upstream.js'
 
 const YANG_JSON = 'application/yang-data+json'
 const YANG_XML = 'application/yang-data+xml'
@@ -111,6 +111,32 @@ for (const database of testDatabases) {
       nso.raw.set(DOC, { status: 204, contentType: YANG_JSON, body: '' })
       const empty = await relay('restAction', 'nso', { path: DOC, accept: YANG_JSON, method: 'GET' })
       t.same(await empty.body.json(), [{ result: '204' }], 'no data when there is no body')
+    })
+
+    t.test('restQuery: an answer within WHOLE_ANSWER_MAX_BYTES goes whole with its length; one past it streams', async (t) => {
+      for (const [bytes, chunkBytes] of [[WHOLE_ANSWER_MAX_BYTES, 1000], [WHOLE_ANSWER_MAX_BYTES + 1, 1000], [3 * WHOLE_ANSWER_MAX_BYTES, undefined]] as const) {
+        // Exactly `bytes` bytes (restQuery relays them unread, so a cut document is as good).
+        const body = largeDocument(bytes).subarray(0, bytes)
+        nso.raw.set(DOC, { contentType: YANG_JSON, body, chunked: true, ...(chunkBytes === undefined ? {} : { chunkBytes }) })
+        const response = await relay('restQuery', 'nso', { path: DOC, accept: YANG_JSON })
+        t.equal(response.statusCode, 200)
+        t.equal(response.headers['content-type'], YANG_JSON)
+        const received = Buffer.from(await response.body.arrayBuffer())
+        t.ok(received.equals(body), `${bytes} bytes, byte for byte`)
+        if (bytes <= WHOLE_ANSWER_MAX_BYTES) {
+          t.equal(response.headers['content-length'], String(bytes), 'a whole answer carries its length')
+          t.equal(response.headers['transfer-encoding'], undefined)
+        } else {
+          t.equal(response.headers['transfer-encoding'], 'chunked', 'a larger answer without a length streams')
+        }
+      }
+    })
+
+    t.test('restQuery: a small answer that breaks before its end is a clean 502, and nothing was sent before it', async (t) => {
+      nso.raw.set(DOC, { contentType: YANG_JSON, body: largeDocument(WHOLE_ANSWER_MAX_BYTES), chunked: true, chunkBytes: 1000, failAfterBytes: 5000 })
+      const response = await relay('restQuery', 'nso', { path: DOC, accept: YANG_JSON })
+      t.equal(response.statusCode, 502)
+      t.match(await response.body.json(), { code: 'UPSTREAM_ANSWER_INTERRUPTED', nsoStatus: 200 })
     })
 
     t.test('a failure mid-body: the client sees a 200 whose body is cut short; the service keeps serving', async (t) => {

@@ -1,7 +1,8 @@
-// `node dist/bench/profile-summary.js <directory> [top]`: what the CPU profiles a benchmark wrote
-// (BENCH_CPU_PROF=<directory>) say, one JSON line per profile: the main thread's busy time, and
-// its self time by owner (a package, Node's internals, this service's folders, the garbage
-// collector) and by function, largest first.
+// `node dist/bench/profile-summary.js <directory> [top] [skipMs]`: what the CPU profiles a
+// benchmark wrote (BENCH_CPU_PROF=<directory>) say, one JSON line per profile: the main thread's
+// busy time, and its self time by owner (a package, Node's internals, this service's folders, the
+// garbage collector) and by function, largest first. `skipMs` leaves out each profile's first
+// milliseconds (start-up: loading modules, compiling schemas).
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 
@@ -34,15 +35,18 @@ function ranked (times: Map<string, number>, busy: number, top: number) {
 }
 
 /** The summary of one profile: busy time (idle and program left out) and self time by owner and function. */
-export function summarise (profile: CpuProfile, top = 20) {
+export function summarise (profile: CpuProfile, top = 20, skipMs = 0) {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n.callFrame]))
   const byOwner = new Map<string, number>()
   const byFunction = new Map<string, number>()
   let busy = 0
+  let at = profile.startTime
+  const from = profile.startTime + skipMs * 1000
   profile.samples.forEach((id, i) => {
     const frame = nodes.get(id)
     const us = profile.timeDeltas[i] ?? 0
-    if (frame === undefined || frame.functionName === '(idle)' || frame.functionName === '(program)') return
+    at += us
+    if (at < from || frame === undefined || frame.functionName === '(idle)' || frame.functionName === '(program)') return
     busy += us
     const owner = ownerOf(frame.url, frame.functionName)
     byOwner.set(owner, (byOwner.get(owner) ?? 0) + us)
@@ -58,10 +62,10 @@ export function summarise (profile: CpuProfile, top = 20) {
   }
 }
 
-const [dir, top] = process.argv.slice(2)
+const [dir, top, skipMs] = process.argv.slice(2)
 if (dir !== undefined) {
   for (const file of (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile')).sort()) {
     const profile = JSON.parse(await readFile(path.join(dir, file), 'utf8')) as CpuProfile
-    process.stdout.write(JSON.stringify({ profile: file, ...summarise(profile, Number(top ?? 20)) }) + '\n')
+    process.stdout.write(JSON.stringify({ profile: file, ...summarise(profile, Number(top ?? 20), Number(skipMs ?? 0)) }) + '\n')
   }
 }

@@ -121,6 +121,7 @@ for (const database of testDatabases) {
         const response = await relay('restQuery', 'nso', { path: DOC, accept: YANG_JSON })
         t.equal(response.statusCode, 200)
         t.equal(response.headers['content-type'], YANG_JSON)
+        t.equal(response.headers['x-content-type-options'], 'nosniff', 'whole or streamed, the answer says nosniff')
         const received = Buffer.from(await response.body.arrayBuffer())
         t.ok(received.equals(body), `${bytes} bytes, byte for byte`)
         if (bytes <= WHOLE_ANSWER_MAX_BYTES) {

@@ -68,7 +68,7 @@ async function freePort (): Promise<number> {
   return address.port
 }
 
-interface Service { url: string, child: ChildProcess, stop: () => Promise<void> }
+interface Service { url: string, child: ChildProcess, startedAt: number, stop: () => Promise<void> }
 
 /**
  * `node <root>/dist/server.js` as a deployment starts it (any commit has it), on a free port;
@@ -76,6 +76,7 @@ interface Service { url: string, child: ChildProcess, stop: () => Promise<void> 
  */
 async function startService (root: string, label: string, env: Record<string, string>): Promise<Service> {
   const port = await freePort()
+  const startedAt = performance.now()
   const child = spawn(process.execPath, [...profileArgs(label), path.join(root, 'dist', 'server.js')], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ADMIN_PASSWORD, ...env },
@@ -91,7 +92,7 @@ async function startService (root: string, label: string, env: Record<string, st
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${root}: the service exited with ${child.exitCode}`)
     const ok = await fetch(`${url}/health`, { signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false)
-    if (ok) return { url, child, stop }
+    if (ok) return { url, child, startedAt, stop }
     if (Date.now() > deadline) {
       await stop()
       throw new Error(`${root}: the service did not answer /health within ${START_DEADLINE_MS} ms`)
@@ -184,8 +185,13 @@ export async function againstCommit (commit: string, filters: readonly string[] 
         report({ scenario: `${name}-vs-commit`, against: build.commit.slice(0, 12), skipped: 'a build lacks what the scenario needs (POST /login)' })
         continue
       }
+      // With BENCH_CPU_PROF, where in each profile this scenario ran (ms from the process's start):
+      // profile-summary's skipMs and untilMs.
+      const since = (service: Service): number => Math.round(performance.now() - service.startedAt)
+      const from = [since(ours), since(theirs)]
       const result = await compare({ ...our, pid: ours.child.pid }, { ...their, pid: theirs.child.pid }, ROUNDS)
-      report({ scenario: `${name}-vs-commit`, against: build.commit.slice(0, 12), load: os.loadavg()[0], ...result })
+      const profiled = profileArgs('').length === 0 ? {} : { profileWindowMs: { service: [from[0], since(ours)], baseline: [from[1], since(theirs)] } }
+      report({ scenario: `${name}-vs-commit`, against: build.commit.slice(0, 12), load: os.loadavg()[0], ...result, ...profiled })
     }
   } finally {
     for (const step of cleanup) await step()

@@ -149,13 +149,18 @@ export async function pairedRounds (candidate: Target | Runner, baseline: Target
  * machine.
  */
 export function summarise ({ candidate: a, baseline: b }: Rounds) {
-  const summary = (runs: LoadFigures[]) => ({
-    rps: Math.round(median(runs.map((r) => r.rps))),
-    p50: median(runs.map((r) => r.p50)),
-    p99: median(runs.map((r) => r.p99)),
-    errors: runs.reduce((n, r) => n + r.errors, 0),
-    non2xx: runs.reduce((n, r) => n + r.non2xx, 0)
-  })
+  const summary = (runs: LoadFigures[]) => {
+    const cpu = runs.flatMap((r) => r.cpuPer1k === undefined ? [] : [r.cpuPer1k])
+    return {
+      rps: Math.round(median(runs.map((r) => r.rps))),
+      p50: median(runs.map((r) => r.p50)),
+      p99: median(runs.map((r) => r.p99)),
+      errors: runs.reduce((n, r) => n + r.errors, 0),
+      non2xx: runs.reduce((n, r) => n + r.non2xx, 0),
+      // Clock ticks are 10 ms (USER_HZ 100): ticks per 1,000 requests times 10 is us per request.
+      ...(cpu.length === 0 ? {} : { cpuUsPerRequest: Math.round(median(cpu) * 10) })
+    }
+  }
   const pairs = (of: (x: LoadFigures, y: LoadFigures) => number | undefined) => medianOfPairs(a, b, of)
   const cpuRatio = pairs((x, y) => x.cpuPer1k === undefined || y.cpuPer1k === undefined ? undefined : y.cpuPer1k / x.cpuPer1k)
   return {

@@ -1,8 +1,9 @@
-// `node dist/bench/profile-summary.js <directory> [top] [skipMs]`: what the CPU profiles a
-// benchmark wrote (BENCH_CPU_PROF=<directory>) say, one JSON line per profile: the main thread's
-// busy time, and its self time by owner (a package, Node's internals, this service's folders, the
-// garbage collector) and by function, largest first. `skipMs` leaves out each profile's first
-// milliseconds (start-up: loading modules, compiling schemas).
+// `node dist/bench/profile-summary.js <directory or file> [top] [fromMs] [untilMs]`: what the CPU
+// profiles a benchmark wrote (BENCH_CPU_PROF=<directory>) say, one JSON line per profile: the main
+// thread's busy time, and its self time by owner (a package, Node's internals, this service's
+// folders, the garbage collector) and by function, largest first. `fromMs` and `untilMs` keep only
+// that window of each profile, in ms from its start (`--against` reports each scenario's window
+// as `profileWindowMs`), which leaves out start-up (loading modules, compiling schemas).
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 
@@ -35,18 +36,19 @@ function ranked (times: Map<string, number>, busy: number, top: number) {
 }
 
 /** The summary of one profile: busy time (idle and program left out) and self time by owner and function. */
-export function summarise (profile: CpuProfile, top = 20, skipMs = 0) {
+export function summarise (profile: CpuProfile, top = 20, fromMs = 0, untilMs = Infinity) {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n.callFrame]))
   const byOwner = new Map<string, number>()
   const byFunction = new Map<string, number>()
   let busy = 0
   let at = profile.startTime
-  const from = profile.startTime + skipMs * 1000
+  const from = profile.startTime + fromMs * 1000
+  const until = profile.startTime + untilMs * 1000
   profile.samples.forEach((id, i) => {
     const frame = nodes.get(id)
     const us = profile.timeDeltas[i] ?? 0
     at += us
-    if (at < from || frame === undefined || frame.functionName === '(idle)' || frame.functionName === '(program)') return
+    if (at < from || at > until || frame === undefined || frame.functionName === '(idle)' || frame.functionName === '(program)') return
     busy += us
     const owner = ownerOf(frame.url, frame.functionName)
     byOwner.set(owner, (byOwner.get(owner) ?? 0) + us)
@@ -62,10 +64,14 @@ export function summarise (profile: CpuProfile, top = 20, skipMs = 0) {
   }
 }
 
-const [dir, top, skipMs] = process.argv.slice(2)
-if (dir !== undefined) {
-  for (const file of (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile')).sort()) {
-    const profile = JSON.parse(await readFile(path.join(dir, file), 'utf8')) as CpuProfile
-    process.stdout.write(JSON.stringify({ profile: file, ...summarise(profile, Number(top ?? 20), Number(skipMs ?? 0)) }) + '\n')
+const [where, top, fromMs, untilMs] = process.argv.slice(2)
+if (where !== undefined) {
+  const files = where.endsWith('.cpuprofile')
+    ? [where]
+    : (await readdir(where)).filter((f) => f.endsWith('.cpuprofile')).sort().map((f) => path.join(where, f))
+  for (const file of files) {
+    const profile = JSON.parse(await readFile(file, 'utf8')) as CpuProfile
+    const summary = summarise(profile, Number(top ?? 20), Number(fromMs ?? 0), untilMs === undefined ? Infinity : Number(untilMs))
+    process.stdout.write(JSON.stringify({ profile: path.basename(file), ...summary }) + '\n')
   }
 }

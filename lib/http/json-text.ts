@@ -16,26 +16,35 @@ export type JsonTextProblem =
   | { kind: 'unsafe-number', path: string[], literal: string }
 
 interface Frame {
-  /** Keys already seen in this object; undefined for an array. */
-  keys?: Set<string>
-  /** The key or index the value being read sits at. */
-  at: string
+  /** Keys already seen in this object (a list while short: cheaper than a set); undefined for an array. */
+  keys?: string[] | Set<string>
+  /** In an object, the key the value being read sits at. */
+  key: string
+  /** In an array, the index of the value being read. */
   index: number
 }
+
+// Up to this many keys an object's keys are searched in a list; past it, in a set.
+const SHORT_KEY_LIST = 16
 
 const STRING = /"[^"\\]*(?:\\.[^"\\]*)*"/y
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
 // Integers of at most 15 digits are always exact: no need to convert them.
 const SHORT_INTEGER = /^-?\d{1,15}$/
 
-function readString (text: string, at: number): { end: number, value: string } | undefined {
+// Where the string starting at `at` ends (after its closing quote), or -1 when it is not one.
+// A sticky test allocates nothing: most strings are values, which need no more than skipping.
+function stringEnd (text: string, at: number): number {
   STRING.lastIndex = at
-  if (STRING.exec(text) === null) return undefined
-  const end = STRING.lastIndex
+  return STRING.test(text) ? STRING.lastIndex : -1
+}
+
+// The value of the string text[at, end), escapes decoded; undefined when an escape is invalid.
+function stringValue (text: string, at: number, end: number): string | undefined {
   const raw = text.slice(at + 1, end - 1)
-  if (!raw.includes('\\')) return { end, value: raw }
+  if (!raw.includes('\\')) return raw
   try {
-    return { end, value: JSON.parse(text.slice(at, end)) as string }
+    return JSON.parse(text.slice(at, end)) as string
   } catch {
     return undefined
   }
@@ -53,7 +62,7 @@ export function isSafeNumberLiteral (literal: string): boolean {
  */
 export function findJsonTextProblem (text: string, maxDepth: number = MAX_BODY_DEPTH): JsonTextProblem | undefined {
   const stack: Frame[] = []
-  const path = (): string[] => stack.map((f) => f.at)
+  const path = (): string[] => stack.map((f) => f.keys === undefined ? String(f.index) : f.key)
   let i = 0
   const n = text.length
   while (i < n) {
@@ -62,13 +71,13 @@ export function findJsonTextProblem (text: string, maxDepth: number = MAX_BODY_D
     if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09 || c === 0x3a) { i++; continue }
     const top = stack[stack.length - 1]
     if (c === 0x2c) { // ,
-      if (top !== undefined && top.keys === undefined) top.at = String(++top.index)
+      if (top !== undefined && top.keys === undefined) top.index++
       i++
       continue
     }
     if (c === 0x7b || c === 0x5b) { // { [
       if (stack.length >= maxDepth) return { kind: 'too-deep', path: path(), limit: maxDepth }
-      stack.push(c === 0x7b ? { keys: new Set(), at: '', index: 0 } : { at: '0', index: 0 })
+      stack.push(c === 0x7b ? { keys: [], key: '', index: 0 } : { key: '', index: 0 })
       i++
       continue
     }
@@ -80,23 +89,32 @@ export function findJsonTextProblem (text: string, maxDepth: number = MAX_BODY_D
     if (c === 0x22) { // "
       // In an object a string is a key when it follows `{` or `,`; the parser checks the syntax,
       // so here a string is a key exactly when a ':' follows it.
-      const string = readString(text, i)
-      if (string === undefined) return undefined
-      i = string.end
+      const start = i
+      i = stringEnd(text, start)
+      if (i < 0) return undefined
       if (top?.keys !== undefined) {
         let j = i
         while (j < n && (text.charCodeAt(j) === 0x20 || text.charCodeAt(j) === 0x0a || text.charCodeAt(j) === 0x0d || text.charCodeAt(j) === 0x09)) j++
         if (text.charCodeAt(j) === 0x3a) {
-          top.at = string.value
-          if (top.keys.has(string.value)) return { kind: 'duplicate-key', path: path() }
-          top.keys.add(string.value)
+          const key = stringValue(text, start, i)
+          if (key === undefined) return undefined
+          top.key = key
+          const keys = top.keys
+          if (Array.isArray(keys)) {
+            if (keys.includes(key)) return { kind: 'duplicate-key', path: path() }
+            keys.push(key)
+            if (keys.length > SHORT_KEY_LIST) top.keys = new Set(keys)
+          } else {
+            if (keys.has(key)) return { kind: 'duplicate-key', path: path() }
+            keys.add(key)
+          }
         }
       }
       continue
     }
     if (c === 0x2d || (c >= 0x30 && c <= 0x39)) { // - 0-9
       NUMBER.lastIndex = i
-      if (NUMBER.exec(text) === null) return undefined
+      if (!NUMBER.test(text)) return undefined
       const literal = text.slice(i, NUMBER.lastIndex)
       if (!isSafeNumberLiteral(literal)) return { kind: 'unsafe-number', path: path(), literal }
       i = NUMBER.lastIndex

@@ -30,6 +30,15 @@ t.test('a key given twice is found at its path, however it is escaped', async (t
   t.same(findJsonTextProblem('{"\\u0061":1,"a":2}'), { kind: 'duplicate-key', path: ['a'] })
   t.same(findJsonTextProblem('{"x":[0,{"b":"a:","b":1}]}'), { kind: 'duplicate-key', path: ['x', '1', 'b'] })
   t.equal(findJsonTextProblem('{"a":{"b":1},"b":{"a":2}}'), undefined, 'the same key in two objects is fine')
+  // An object's keys are kept in a list while few, then in a set: a duplicate is found either way.
+  for (const keys of [2, 16, 17, 40]) {
+    const names = Array.from({ length: keys }, (_, i) => `k${i}`)
+    const object = (extra: string[]) => `{${[...names, ...extra].map((k, i) => `"${k}":${i}`).join(',')}}`
+    t.equal(findJsonTextProblem(object([])), undefined, `${keys} distinct keys`)
+    for (const again of [names[0] as string, names[keys - 1] as string]) {
+      t.same(findJsonTextProblem(`[${object([again])}]`), { kind: 'duplicate-key', path: ['0', again] }, `${keys} keys, then ${again} again`)
+    }
+  }
 })
 
 t.test('numbers beyond 2^53 - 1 are found, in any notation', async (t) => {

@@ -79,12 +79,32 @@ const toVersionDoc = (row: Row & EntryRow): ComponentGroup => toDoc({ ...row, id
 const READABLE_NOW = `EXISTS (SELECT 1 FROM component_groups AS g WHERE g.id = $1
   AND (cardinality(g.gbac_read) = 0 OR g.gbac_read && $2::text[]))`
 
+/**
+ * The most bytes a version entry without its document takes as JSON text (the byte bound's
+ * measure): the ids have 24 characters, the name at most 255 (component_groups' CHECK), the
+ * actor is a username of at most 64 (users' CHECK) or a service account's principal, the method
+ * one of four words; a character takes at most 6 bytes (`\u001f`). About 2,200 bytes at most.
+ */
+export const VERSION_ENTRY_MAX_BYTES = 4096
+
+const MAX_VERSION = 2_147_483_647
+
 /** The rows of group `id`'s history that `user` may read: every one for an admin (a deleted group's too). */
 export function versionsSource (user: GbacUser, id: string, withDocument: boolean): ListSource {
-  // One group's versions in primary-key order, whatever the values: the plan can be kept.
-  const source = { table: 'component_group_versions', columns: withDocument ? `${ENTRY_COLUMNS}, ${DOCUMENT_COLUMNS}` : ENTRY_COLUMNS, plansAlike: true }
-  if (bypassesGbac(user)) return { ...source, arms: [['group_id = $1']], params: [id] }
-  return { ...source, arms: [['group_id = $1', READABLE_NOW]], params: [id, [...user.groups]] }
+  // One group's versions in primary-key order, whatever the values: the plan can be kept. Kept
+  // by PostgreSQL, that is, only if its generic plan looks no dearer than one planned for the
+  // values: with LIMIT and OFFSET as parameters it guesses a tenth of the group's rows for each
+  // (a thousand of 10,000 versions), and so planned every page again (more than half of the
+  // statement's time). The range of every version, as parameters, is guessed at 0.5% of the
+  // group's rows, which makes the generic plan the cheaper one; it only bounds the index scan.
+  const source = {
+    table: 'component_group_versions',
+    columns: withDocument ? `${ENTRY_COLUMNS}, ${DOCUMENT_COLUMNS}` : ENTRY_COLUMNS,
+    plansAlike: true,
+    ...(withDocument ? {} : { maxRowBytes: VERSION_ENTRY_MAX_BYTES })
+  }
+  if (bypassesGbac(user)) return { ...source, arms: [['group_id = $1']], pageOnly: ['version BETWEEN $2::int AND $3::int'], params: [id, 1, MAX_VERSION] }
+  return { ...source, arms: [['group_id = $1', READABLE_NOW]], pageOnly: ['version BETWEEN $3::int AND $4::int'], params: [id, [...user.groups], 1, MAX_VERSION] }
 }
 
 // A deleted group: its latest version is a delete (a restore would have added one after it).

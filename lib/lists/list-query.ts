@@ -394,9 +394,7 @@ export function listStatements (spec: ListSpec, request: ListRequest, source: Li
   const countText = `SELECT ${countSql} AS n`
   // Each statement carries only the parameters its text names, in order.
   const used = (text: string): Statement => {
-    const numbers = [...new Set([...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])))].sort((a, b) => a - b)
-    const mapping = new Map(numbers.map((n, i) => [n, i + 1]))
-    const renumbered = text.replace(/\$(\d+)/g, (_, n: string) => `$${String(mapping.get(Number(n)))}`)
+    const { text: renumbered, numbers } = renumbering(text)
     return { text: renumbered, params: numbers.map((n) => params[n - 1]) }
   }
   return {
@@ -405,6 +403,23 @@ export function listStatements (spec: ListSpec, request: ListRequest, source: Li
     keepsPlan: source.plansAlike === true && request.filters.length === 0,
     count: used(countText)
   }
+}
+
+// A text's parameters renumbered from $1 in order, and the numbers they had, by text: a list
+// makes the same few texts again and again (one per shape of query), and finding and renumbering
+// the parameters cost more than building the text. Bounded: emptied when full.
+const renumberings = new Map<string, { text: string, numbers: number[] }>()
+const RENUMBERINGS_MAX = 1000
+function renumbering (text: string): { text: string, numbers: number[] } {
+  let known = renumberings.get(text)
+  if (known === undefined) {
+    const numbers = [...new Set([...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])))].sort((a, b) => a - b)
+    const mapping = new Map(numbers.map((n, i) => [n, i + 1]))
+    known = { text: text.replace(/\$(\d+)/g, (_, n: string) => `$${String(mapping.get(Number(n)))}`), numbers }
+    if (renumberings.size >= RENUMBERINGS_MAX) renumberings.clear()
+    renumberings.set(text, known)
+  }
+  return known
 }
 
 /** What runs a list's statements: the service's database, planning each for its values unless told it may keep a plan. */

@@ -43,7 +43,11 @@ export function historyClauses (source: string, at: number): string {
     WHERE o.version <= ${below} OR (o.version > ${limit} AND o.changed_at < now() - make_interval(days => ${age}::int))))`
 }
 
-const ENTRY_COLUMNS = 'group_id, version, action, actor, auth_method, client_id, changed_at, name'
+// The time of a change as the answer writes it (`2026-01-31T12:00:00.123Z`, milliseconds cut as
+// a Date cuts them): formatted by the database, it is not parsed into a Date and written back
+// out for every entry (a tenth of the service's CPU time on a page of 25 versions).
+const CHANGED_AT = `to_char(changed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS changed_at`
+const ENTRY_COLUMNS = `group_id, version, action, actor, auth_method, client_id, ${CHANGED_AT}, name`
 const DOCUMENT_COLUMNS = 'gbac_read, gbac_write, doc'
 
 interface EntryRow {
@@ -53,7 +57,7 @@ interface EntryRow {
   actor: string
   auth_method: string
   client_id: string | null
-  changed_at: Date | string
+  changed_at: string
   name: string
   gbac_read?: string[]
   gbac_write?: string[]
@@ -66,7 +70,7 @@ function toEntry (row: EntryRow): VersionEntry {
     version: row.version,
     action: row.action,
     actor: { username: row.actor, method: row.auth_method, ...(row.client_id === null ? {} : { clientId: row.client_id }) },
-    changedAt: new Date(row.changed_at).toISOString(),
+    changedAt: row.changed_at,
     name: row.name
   }
   if (row.doc !== undefined) entry.document = toVersionDoc(row as Row & EntryRow)

@@ -79,7 +79,7 @@ for (const database of testDatabases) {
       const doc = await create(app, dana, group('History timed'))
       await app.db.query("UPDATE component_group_versions SET changed_at = '2026-01-31 12:00:59.123999+05' WHERE group_id = $1", [doc._id])
       const { page } = await versions(app, dana, doc._id)
-      const deep = await versions(app, dana, doc._id, '?include=document')
+      const deep = await versions(app, dana, doc._id, '?include=document,changedAt')
       const one = await app.inject({ url: `${BASE}/${doc._id}/versions/1`, headers: { authorization: dana } })
       const expected = new Date('2026-01-31T12:00:59.123999+05:00').toISOString()
       t.equal(expected, '2026-01-31T07:00:59.123Z')

@@ -271,6 +271,18 @@ export interface ListSource {
    * which saves its planning on every call. A filtered page is always planned for its values.
    */
   plansAlike?: boolean
+  /**
+   * Conditions every row meets, which each arm of the page adds (its count does not): for a
+   * plan that is only PostgreSQL's choice once the page looks cheap enough to keep (see
+   * versionsSource). Never a condition that removes a row.
+   */
+  pageOnly?: string[]
+  /**
+   * The most bytes one row can take as JSON text (the byte bound's measure), when every column
+   * is bounded. A page of `limit` such rows cannot pass the byte bound, so it is read in one pass,
+   * without measuring its rows first.
+   */
+  maxRowBytes?: number
 }
 
 export interface Statement {
@@ -293,6 +305,7 @@ export interface ListStatements {
 export const LIST_TOTAL_COLUMN = 'list_total'
 /** The column of a page's rows that holds how many rows the page had before the byte bound cut it. */
 export const LIST_ROWS_COLUMN = 'list_rows'
+// (A page that cannot reach the byte bound has no such column: its rows are all it had.)
 
 /**
  * The page and its count as SQL. The page reads its rows in index order and stops after
@@ -340,10 +353,11 @@ export function listStatements (spec: ListSpec, request: ListRequest, source: Li
   const sortSql = spec.sortable[request.sort] as string
   // Every sortable column is unique (name, _id, username, id), so pages never overlap.
   const orderBy = `${sortSql} ${direction}`
-  const where = (arm: string[]): string => {
-    const conditions = [...arm, ...filterSql]
+  const where = (arm: string[], extra: readonly string[] = []): string => {
+    const conditions = [...arm, ...extra, ...filterSql]
     return conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`
   }
+  const pageWhere = (arm: string[]): string => where(arm, source.pageOnly)
   const reach = param(request.skip + request.limit)
   const limit = param(request.limit)
   const skip = param(request.skip)
@@ -351,8 +365,8 @@ export function listStatements (spec: ListSpec, request: ListRequest, source: Li
   const maxBytes = param(request.maxBytes)
   const arms = source.arms.length === 0 ? [[]] : source.arms
   const pageText = arms.length === 1
-    ? `SELECT ${source.columns} FROM ${source.table} ${where(arms[0] as string[])} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${skip}`
-    : `SELECT * FROM (${arms.map((arm) => `(SELECT ${source.columns} FROM ${source.table} ${where(arm)} ORDER BY ${orderBy} LIMIT ${reach})`).join(' UNION ALL ')}) AS page
+    ? `SELECT ${source.columns} FROM ${source.table} ${pageWhere(arms[0] as string[])} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${skip}`
+    : `SELECT * FROM (${arms.map((arm) => `(SELECT ${source.columns} FROM ${source.table} ${pageWhere(arm)} ORDER BY ${orderBy} LIMIT ${reach})`).join(' UNION ALL ')}) AS page
        ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${skip}`
   // The byte bound. A first pass over the page's rows keeps only their sizes as JSON text (about
   // what the driver receives and the answer sends), and how many of the first rows add up to at
@@ -370,23 +384,47 @@ export function listStatements (spec: ListSpec, request: ListRequest, source: Li
   const cutText = (extra: string): string => `WITH fit AS MATERIALIZED (${fit})
     SELECT listed.*, (SELECT ${LIST_ROWS_COLUMN} FROM fit) AS ${LIST_ROWS_COLUMN}${extra} FROM (${pageText}) AS listed
     ORDER BY ${orderBy} LIMIT (SELECT kept FROM fit)`
+  const keepsPlan = source.plansAlike === true && request.filters.length === 0
+  // A kept plan counts in the page's order, through the index: the plan is made once from the
+  // table's statistics and used for every key, and a count reading the table (cheaper for a key
+  // with most of the rows) would read all of it for a key with few.
+  const countOrder = keepsPlan ? ` ORDER BY ${orderBy}` : ''
   const countSql = `(${arms.map((arm) =>
-    `(SELECT count(*) FROM (SELECT 1 FROM ${source.table} ${where(arm)} LIMIT ${bound}) AS counted)`).join(' + ')})::int`
+    `(SELECT count(*) FROM (SELECT 1 FROM ${source.table} ${where(arm)}${countOrder} LIMIT ${bound}) AS counted)`).join(' + ')})::int`
   const carriesTotal = request.filters.length === 0
+  // Rows of bounded size that cannot add up to the bound: the page as it is, nothing measured
+  // (the first pass cost a versions page more than reading its rows).
+  const fitsWhole = source.maxRowBytes !== undefined && request.limit * source.maxRowBytes <= request.maxBytes
+  const wholeText = (extra: string): string => extra === '' ? pageText : `SELECT listed.*${extra} FROM (${pageText}) AS listed`
   const countText = `SELECT ${countSql} AS n`
   // Each statement carries only the parameters its text names, in order.
   const used = (text: string): Statement => {
-    const numbers = [...new Set([...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])))].sort((a, b) => a - b)
-    const mapping = new Map(numbers.map((n, i) => [n, i + 1]))
-    const renumbered = text.replace(/\$(\d+)/g, (_, n: string) => `$${String(mapping.get(Number(n)))}`)
+    const { text: renumbered, numbers } = renumbering(text)
     return { text: renumbered, params: numbers.map((n) => params[n - 1]) }
   }
   return {
-    page: used(cutText(carriesTotal ? `, ${countSql} AS ${LIST_TOTAL_COLUMN}` : '')),
+    page: used((fitsWhole ? wholeText : cutText)(carriesTotal ? `, ${countSql} AS ${LIST_TOTAL_COLUMN}` : '')),
     carriesTotal,
-    keepsPlan: source.plansAlike === true && request.filters.length === 0,
+    keepsPlan,
     count: used(countText)
   }
+}
+
+// A text's parameters renumbered from $1 in order, and the numbers they had, by text: a list
+// makes the same few texts again and again (one per shape of query), and finding and renumbering
+// the parameters cost more than building the text. Bounded: emptied when full.
+const renumberings = new Map<string, { text: string, numbers: number[] }>()
+const RENUMBERINGS_MAX = 1000
+function renumbering (text: string): { text: string, numbers: number[] } {
+  let known = renumberings.get(text)
+  if (known === undefined) {
+    const numbers = [...new Set([...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])))].sort((a, b) => a - b)
+    const mapping = new Map(numbers.map((n, i) => [n, i + 1]))
+    known = { text: text.replace(/\$(\d+)/g, (_, n: string) => `$${String(mapping.get(Number(n)))}`), numbers }
+    if (renumberings.size >= RENUMBERINGS_MAX) renumberings.clear()
+    renumberings.set(text, known)
+  }
+  return known
 }
 
 /** What runs a list's statements: the service's database, planning each for its values unless told it may keep a plan. */
@@ -394,7 +432,7 @@ export interface ListQueryable {
   query<R>(text: string, params: unknown[], options: { plan?: 'custom' }): Promise<{ rows: R[] }>
 }
 
-type PageRow<R> = R & { [LIST_TOTAL_COLUMN]?: number, [LIST_ROWS_COLUMN]: number }
+type PageRow<R> = R & { [LIST_TOTAL_COLUMN]?: number, [LIST_ROWS_COLUMN]?: number }
 
 /**
  * A page of rows and the list's total: from the page when it is short (before the byte bound
@@ -405,7 +443,7 @@ export async function readPage<R extends object> (db: ListQueryable, statements:
   request: Pick<ListRequest, 'skip' | 'limit'>): Promise<{ rows: R[], total: number }> {
   const planning = statements.keepsPlan ? {} : { plan: 'custom' } as const
   const { rows } = await db.query<PageRow<R>>(statements.page.text, statements.page.params, planning)
-  const total = totalFromPage(request, rows[0]?.[LIST_ROWS_COLUMN] ?? 0) ?? rows[0]?.[LIST_TOTAL_COLUMN] ??
+  const total = totalFromPage(request, rows[0]?.[LIST_ROWS_COLUMN] ?? rows.length) ?? rows[0]?.[LIST_TOTAL_COLUMN] ??
     (await db.query<{ n: number }>(statements.count.text, statements.count.params, planning)).rows[0]?.n ?? 0
   return { rows: rows.map(({ [LIST_TOTAL_COLUMN]: _total, [LIST_ROWS_COLUMN]: _rows, ...row }) => row as unknown as R), total }
 }

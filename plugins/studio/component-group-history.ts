@@ -43,7 +43,11 @@ export function historyClauses (source: string, at: number): string {
     WHERE o.version <= ${below} OR (o.version > ${limit} AND o.changed_at < now() - make_interval(days => ${age}::int))))`
 }
 
-const ENTRY_COLUMNS = 'group_id, version, action, actor, auth_method, client_id, changed_at, name'
+// The time of a change as the answer writes it (`2026-01-31T12:00:00.123Z`, milliseconds cut as
+// a Date cuts them): formatted by the database, it is not parsed into a Date and written back
+// out for every entry (a tenth of the service's CPU time on a page of 25 versions).
+const CHANGED_AT = 'to_char(changed_at AT TIME ZONE \'UTC\', \'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"\') AS changed_at'
+const ENTRY_COLUMNS = `group_id, version, action, actor, auth_method, client_id, ${CHANGED_AT}, name`
 const DOCUMENT_COLUMNS = 'gbac_read, gbac_write, doc'
 
 interface EntryRow {
@@ -53,7 +57,7 @@ interface EntryRow {
   actor: string
   auth_method: string
   client_id: string | null
-  changed_at: Date | string
+  changed_at: string
   name: string
   gbac_read?: string[]
   gbac_write?: string[]
@@ -66,7 +70,7 @@ function toEntry (row: EntryRow): VersionEntry {
     version: row.version,
     action: row.action,
     actor: { username: row.actor, method: row.auth_method, ...(row.client_id === null ? {} : { clientId: row.client_id }) },
-    changedAt: new Date(row.changed_at).toISOString(),
+    changedAt: row.changed_at,
     name: row.name
   }
   if (row.doc !== undefined) entry.document = toVersionDoc(row as Row & EntryRow)
@@ -79,12 +83,33 @@ const toVersionDoc = (row: Row & EntryRow): ComponentGroup => toDoc({ ...row, id
 const READABLE_NOW = `EXISTS (SELECT 1 FROM component_groups AS g WHERE g.id = $1
   AND (cardinality(g.gbac_read) = 0 OR g.gbac_read && $2::text[]))`
 
+/**
+ * The most bytes a version entry without its document takes as JSON text (the byte bound's
+ * measure): the ids have 24 characters, the name at most 255 (component_groups' CHECK), the
+ * actor is a username of at most 64 (users' CHECK) or a service account's principal, the method
+ * one of four words; a character takes at most 6 bytes (`\u001f`). About 2,200 bytes at most.
+ */
+export const VERSION_ENTRY_MAX_BYTES = 4096
+
+const MAX_VERSION = 2_147_483_647
+
 /** The rows of group `id`'s history that `user` may read: every one for an admin (a deleted group's too). */
 export function versionsSource (user: GbacUser, id: string, withDocument: boolean): ListSource {
-  // One group's versions in primary-key order, whatever the values: the plan can be kept.
-  const source = { table: 'component_group_versions', columns: withDocument ? `${ENTRY_COLUMNS}, ${DOCUMENT_COLUMNS}` : ENTRY_COLUMNS, plansAlike: true }
-  if (bypassesGbac(user)) return { ...source, arms: [['group_id = $1']], params: [id] }
-  return { ...source, arms: [['group_id = $1', READABLE_NOW]], params: [id, [...user.groups]] }
+  // One group's versions in primary-key order, whatever the values: the plan can be kept. Kept
+  // by PostgreSQL, that is, only if its generic plan looks no dearer than one planned for the
+  // values: with LIMIT and OFFSET as parameters it guesses a tenth of the group's rows for each
+  // (a thousand of 10,000 versions), and so planned every page again (more than half of the
+  // statement's time). The range of every version, as parameters, is guessed at 0.5% of the
+  // group's rows, which makes the generic plan the cheaper one; it removes no row, only bounds
+  // the page's index scan (not the count's, where it would be checked on each of its entries).
+  const source = {
+    table: 'component_group_versions',
+    columns: withDocument ? `${ENTRY_COLUMNS}, ${DOCUMENT_COLUMNS}` : ENTRY_COLUMNS,
+    plansAlike: true,
+    ...(withDocument ? {} : { maxRowBytes: VERSION_ENTRY_MAX_BYTES })
+  }
+  if (bypassesGbac(user)) return { ...source, arms: [['group_id = $1']], pageOnly: ['version BETWEEN $2::int AND $3::int'], params: [id, 1, MAX_VERSION] }
+  return { ...source, arms: [['group_id = $1', READABLE_NOW]], pageOnly: ['version BETWEEN $3::int AND $4::int'], params: [id, [...user.groups], 1, MAX_VERSION] }
 }
 
 // A deleted group: its latest version is a delete (a restore would have added one after it).

@@ -135,6 +135,45 @@ t.test('the SQL: the page in index order without a window function, the count bo
   t.same(two.count.params, [['g'], 25 + LIST_COUNT_LOOKAHEAD], 'each statement carries only the parameters it names')
 })
 
+t.test('rows of bounded size that cannot reach the byte bound: the page in one pass, nothing measured', async (t) => {
+  const bounded = { table: 't', columns: 'id, name', arms: [['id = $1']], pageOnly: ['n BETWEEN $2 AND $3'], params: ['k', 1, 9], maxRowBytes: 1000 }
+  const plain = parseListQuery(SPEC, query(), LIMITS)
+  if (!plain.ok) throw new Error(plain.reason)
+  const counted = '((SELECT count(*) FROM (SELECT 1 FROM t WHERE id = $1 LIMIT $4) AS counted))::int'
+  const page = 'SELECT id, name FROM t WHERE id = $1 AND n BETWEEN $2 AND $3 ORDER BY name ASC LIMIT $4 OFFSET $5'
+  const whole = listStatements(SPEC, plain.value, bounded)
+  t.equal(whole.page.text.replace(/\s+/g, ' '), `SELECT listed.*, ${counted.replace('$4', '$6')} AS list_total FROM (${page}) AS listed`)
+  t.same(whole.page.params, ['k', 1, 9, 25, 0, 25 + LIST_COUNT_LOOKAHEAD], 'no byte bound among them')
+  t.equal(whole.count.text, `SELECT ${counted.replace('$4', '$2')} AS n`, 'the page-only conditions stay out of the count')
+  t.same(whole.count.params, ['k', 25 + LIST_COUNT_LOOKAHEAD])
+
+  // 25 rows of up to 1,000 bytes could pass a bound of 10,000: measured and cut as any page.
+  const small = parseListQuery(SPEC, query(), { LIST_MAX_PAGE_BYTES: 10_000 })
+  if (!small.ok) throw new Error(small.reason)
+  const measured = listStatements(SPEC, small.value, bounded)
+  t.equal(measured.page.text.replace(/\s+/g, ' '), cut(page, 'name ASC', '$7', `, ${counted.replace('$4', '$6')} AS list_total`))
+  t.same(measured.page.params, ['k', 1, 9, 25, 0, 25 + LIST_COUNT_LOOKAHEAD, 10_000])
+  t.match(listStatements(SPEC, plain.value, { ...bounded, maxRowBytes: undefined }).page.text, /^WITH fit AS MATERIALIZED/, 'rows of unknown size are measured')
+
+  const searched = parseListQuery(SPEC, query({ contains: 'x' }), LIMITS)
+  if (!searched.ok) throw new Error(searched.reason)
+  t.equal(listStatements(SPEC, searched.value, bounded).page.text.replace(/\s+/g, ' '),
+    "SELECT id, name FROM t WHERE id = $1 AND n BETWEEN $2 AND $3 AND (name COLLATE \"default\") ILIKE $4 ESCAPE '\\' ORDER BY name ASC LIMIT $5 OFFSET $6",
+    'a search carries no count: the page alone')
+
+  // Read back: the rows it returns are all the page had, so a short one tells its total.
+  const calls: string[] = []
+  const db = {
+    async query<R> (text: string): Promise<{ rows: R[] }> {
+      calls.push(text)
+      return { rows: [{ id: 'a', name: 'x', list_total: 2 }, { id: 'b', name: 'y', list_total: 2 }] as R[] }
+    }
+  }
+  t.same(await readPage(db, whole, plain.value), { rows: [{ id: 'a', name: 'x' }, { id: 'b', name: 'y' }], total: 2 })
+  t.same(await readPage(db, listStatements(SPEC, searched.value, bounded), searched.value), { rows: [{ id: 'a', name: 'x' }, { id: 'b', name: 'y' }], total: 2 })
+  t.equal(calls.length, 2, 'no count statement for short pages')
+})
+
 t.test('a page keeps its plan only when its source plans alike for any values and it has no filters', async (t) => {
   const alike = { table: 't', columns: 'id, name', arms: [['id = $1']], params: ['k'], plansAlike: true }
   const plain = parseListQuery(SPEC, query(), LIMITS)
@@ -143,6 +182,9 @@ t.test('a page keeps its plan only when its source plans alike for any values an
   t.equal(listStatements(SPEC, plain.value, alike).keepsPlan, true)
   t.equal(listStatements(SPEC, searched.value, alike).keepsPlan, false, 'a filter: planned for its values')
   t.equal(listStatements(SPEC, plain.value, { ...alike, plansAlike: undefined }).keepsPlan, false, 'by default planned per call')
+  t.equal(listStatements(SPEC, plain.value, alike).count.text, 'SELECT ((SELECT count(*) FROM (SELECT 1 FROM t WHERE id = $1 ORDER BY name ASC LIMIT $2) AS counted))::int AS n',
+    'a kept plan counts in index order, whatever key it is used for')
+  t.notMatch(listStatements(SPEC, searched.value, alike).count.text, /ORDER BY/)
 
   const options: unknown[] = []
   const db = {

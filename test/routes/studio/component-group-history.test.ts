@@ -75,6 +75,17 @@ for (const database of testDatabases) {
       t.equal((await versions(app, dana, doc._id, '?sort=version')).statusCode, 400)
     })
 
+    t.test('a change\'s time reads as ISO 8601 in UTC, in milliseconds cut as a Date cuts them', async (t) => {
+      const doc = await create(app, dana, group('History timed'))
+      await app.db.query("UPDATE component_group_versions SET changed_at = '2026-01-31 12:00:59.123999+05' WHERE group_id = $1", [doc._id])
+      const { page } = await versions(app, dana, doc._id)
+      const deep = await versions(app, dana, doc._id, '?include=document,changedAt')
+      const one = await app.inject({ url: `${BASE}/${doc._id}/versions/1`, headers: { authorization: dana } })
+      const expected = new Date('2026-01-31T12:00:59.123999+05:00').toISOString()
+      t.equal(expected, '2026-01-31T07:00:59.123Z')
+      t.same([page.items[0]?.changedAt, deep.page.items[0]?.changedAt, one.json().changedAt], [expected, expected, expected])
+    })
+
     t.test('restore makes an old content the next version, as a change like any other', async (t) => {
       const doc = await create(app, dana, group('Restored', { description: 'v1', gbacRead: ['netops'] }))
       await replace(app, dana, doc._id, group('Restored', { description: 'v2', gbacRead: ['netops'] }))

@@ -13,7 +13,8 @@ export interface AuditActor {
 export type AuditOutcome = 'success' | 'failure' | 'denied'
 
 export interface AuditEvent {
-  at: Date
+  /** When the request was received, in epoch milliseconds (a Date would cost its toISOString in the batch's JSON). */
+  at: number
   actor: string | null
   serviceAccount: string | null
   address: string

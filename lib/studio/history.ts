@@ -26,6 +26,15 @@ export const DEFAULT_HISTORY: HistorySettings = { maxVersions: 100 }
  */
 export const PRUNE_BATCH = 4
 
+/**
+ * Without an age limit, only a change whose version is a multiple of this looks at the front of
+ * the primary key (the versions a lowered limit left). The look walks the index entries of the
+ * versions deleted since the table's last VACUUM (a busy group: thousands), and it finds nothing
+ * unless the limit was lowered; a lowered limit is then caught up PRUNE_BATCH versions every
+ * PRUNE_EVERY changes.
+ */
+export const PRUNE_EVERY = 8
+
 /** The parameters that follow a write's own in its statement (see historyClauses). */
 export function historyParams (action: HistoryAction, actor: Actor, settings: HistorySettings): unknown[] {
   return [action, actor.username, actor.method, actor.clientId ?? null, settings.maxVersions, settings.maxAgeDays ?? null]

@@ -21,9 +21,10 @@ interface EventRow {
 
 const COLUMNS = 'id, at, actor, service_account, address, request_id, action, target, outcome, status, duration_ms, details'
 
-// One statement per batch, whatever its size: the events travel as one JSON parameter, in order.
+// One statement per batch, whatever its size: the events travel as one JSON parameter, in order
+// (the time as epoch milliseconds).
 const INSERT = `INSERT INTO audit_events (at, actor, service_account, address, request_id, action, target, outcome, status, duration_ms, details)
-  SELECT (e->>'at')::timestamptz, e->>'actor', e->>'serviceAccount', e->>'address', e->>'requestId', e->>'action', e->>'target',
+  SELECT to_timestamp((e->>'at')::float8 / 1000), e->>'actor', e->>'serviceAccount', e->>'address', e->>'requestId', e->>'action', e->>'target',
     e->>'outcome', (e->>'status')::int, (e->>'durationMs')::float8, nullif(e->'details', 'null'::jsonb)
   FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS batch(e, n) ORDER BY n`
 

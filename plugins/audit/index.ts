@@ -192,7 +192,7 @@ export default fp(async (fastify) => {
 }, { name: 'audit', dependencies: ['config', 'database', 'auth', 'metrics'] })
 
 function base (requestId: string, address: string, status: number, elapsedMs: number) {
-  return { at: new Date(Date.now() - elapsedMs), address: storableText(address), requestId: storableText(requestId), status, durationMs: elapsedMs }
+  return { at: Date.now() - elapsedMs, address: storableText(address), requestId: storableText(requestId), status, durationMs: elapsedMs }
 }
 
 function nullable (text: string | undefined | null): string | null {

@@ -5,7 +5,7 @@ import type { Queryable } from '../database/index.js'
 import type { ComponentGroup } from '../../schemas/component-groups.js'
 import type { VersionEntry } from '../../schemas/component-group-history.js'
 import { bypassesGbac, type GbacUser } from '../../lib/studio/gbac.js'
-import { PRUNE_BATCH, type HistoryAction } from '../../lib/studio/history.js'
+import { PRUNE_BATCH, PRUNE_EVERY, type HistoryAction } from '../../lib/studio/history.js'
 import { readPage, listStatements, type ListRequest, type ListSource } from '../../lib/lists/list-query.js'
 import { DELETED_LIST, VERSION_LIST } from '../../lib/studio/history.js'
 import { toDoc, type Row } from './component-group-rows.js'
@@ -20,8 +20,10 @@ import { toDoc, type Row } from './component-group-rows.js'
  * oldest versions they see may have gone meanwhile (pruning "the oldest few seen" then fell
  * behind, and a busy group kept ever more versions). `pastLimit` removes the versions the limit
  * has just passed, by key; `caughtUp` removes, from the front of the primary key, older ones a
- * lowered limit left (below that range, so the two never meet: without an age limit it reads
- * nothing in the usual case) and those past the age limit. At most 2 * PRUNE_BATCH rows a change.
+ * lowered limit left (below that range, so the two never meet) and those past the age limit.
+ * Without an age limit it looks only on every PRUNE_EVERY-th version (it finds nothing in the
+ * usual case, and the look walks the entries of deleted versions not yet vacuumed).
+ * At most 2 * PRUNE_BATCH rows a change.
  */
 export function historyClauses (source: string, at: number): string {
   const [action, actor, method, client, max, age] = [0, 1, 2, 3, 4, 5].map((i) => `$${at + i}`)
@@ -36,7 +38,8 @@ export function historyClauses (source: string, at: number): string {
   pastLimit AS (DELETE FROM component_group_versions AS p USING ${source} AS c WHERE ${max}::int > 0
     AND p.group_id = c.id AND p.version > ${below} AND p.version <= ${limit}),
   caughtUp AS (DELETE FROM component_group_versions AS p WHERE ${max}::int > 0 AND (p.group_id, p.version) IN (
-    SELECT o.group_id, o.version FROM ${source} AS c,
+    SELECT o.group_id, o.version FROM (SELECT id, version FROM ${source}
+        WHERE ${age}::int IS NOT NULL OR version % ${PRUNE_EVERY} = 0) AS c,
       LATERAL (SELECT group_id, version, changed_at FROM component_group_versions
         WHERE group_id = c.id AND version <= CASE WHEN ${age}::int IS NULL THEN ${below} ELSE 2147483647 END
         ORDER BY version LIMIT ${PRUNE_BATCH}) AS o

@@ -7,6 +7,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import pg from 'pg'
 import { adminAuth, buildTestApp, createTestDatabase, createUser, testDatabases, type TestApp } from '../../helper.js'
+import { PRUNE_BATCH, PRUNE_EVERY } from '../../../lib/studio/history.js'
 
 const BASE = '/studio/component-groups'
 const MISSING = '0123456789abcdef01234567'
@@ -201,6 +202,33 @@ for (const database of testDatabases) {
     const empty = await versions(off, adminAuth, unrecorded._id)
     t.equal(empty.statusCode, 200, 'a group without history has an empty page')
     t.equal(empty.page.total, 0)
+  })
+}
+
+for (const database of testDatabases) {
+  t.test(`retention on ${database}: what a lowered limit left goes ${PRUNE_BATCH} at a time on every ${PRUNE_EVERY}th version`, async (t) => {
+    const db = await createTestDatabase(t, database)
+    const app = await buildTestApp(t, { database: db, env: { STUDIO_HISTORY_MAX_VERSIONS: '12' } })
+    const doc = await create(app, adminAuth, group('Lowered'))
+    for (let v = 2; v <= 12; v++) await replace(app, adminAuth, doc._id, group('Lowered', { description: `v${v}` }))
+    await app.close()
+    const lowered = await buildTestApp(t, { database: db, env: { STUDIO_HISTORY_MAX_VERSIONS: '2' } })
+    const kept = async (): Promise<number[]> => (await versions(lowered, adminAuth, doc._id)).page.items.map((e) => e.version)
+    let version = 12
+    const changeTo = async (target: number): Promise<void> => {
+      for (; version < target; version++) {
+        const response = await replace(lowered, adminAuth, doc._id, group('Lowered', { description: `l${version + 1}` }))
+        if (response.statusCode !== 200) throw new Error(`replace: ${response.statusCode} ${response.body}`)
+      }
+    }
+    // Version 13 removes by key the four its limit passed (8-11); the front is not looked at.
+    await changeTo(13)
+    t.same(await kept(), [13, 12, 7, 6, 5, 4, 3, 2, 1])
+    // Version 16 removes 14 by key and the four oldest.
+    await changeTo(16)
+    t.same(await kept(), [16, 15, 7, 6, 5])
+    await changeTo(24)
+    t.same(await kept(), [24, 23], 'the limit holds again')
   })
 }
 

@@ -61,8 +61,9 @@ export async function auditRelay200 (): Promise<void> {
     started.push(nso)
     const services: Record<'on' | 'off', ChildServer> = {} as Record<'on' | 'off', ChildServer>
     for (const [i, side] of (['on', 'off'] as const).entries()) {
+      // All the calls of a burst may wait for the adapter's connections (its queue holds 100 by default).
       const service = await startServer('service', {
-        DATA_DIR: dirs[i], DATABASE_URL: databases[i]?.url ?? '', ADMIN_PASSWORD, AUDIT_ENABLED: String(side === 'on')
+        DATA_DIR: dirs[i], DATABASE_URL: databases[i]?.url ?? '', ADMIN_PASSWORD, AUDIT_ENABLED: String(side === 'on'), ORCHESTRATOR_QUEUE_MAX: String(CALLS)
       })
       started.push(service)
       services[side] = service

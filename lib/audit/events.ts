@@ -38,6 +38,9 @@ const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF
 /** `text` as PostgreSQL's text and jsonb take it (no NUL, no lone surrogate), at most AUDIT_MAX_TEXT characters. */
 export function storableText (text: string): string {
   const bounded = text.length > AUDIT_MAX_TEXT ? text.slice(0, AUDIT_MAX_TEXT) : text
+  // Nearly every text is storable as it is: two native checks answer that for a third of the
+  // regular expression's time (an event's seven texts, 0.12 against 0.35 us).
+  if (bounded.isWellFormed() && !bounded.includes('\u0000')) return bounded
   return bounded.replace(UNSTORABLE, '\uFFFD')
 }
 

@@ -127,14 +127,15 @@ t.test('a failing call: error statuses on the request, relay and statement spans
   const nso = await startNso(t)
   await createAdapter(app, nsoAdapter('nso', nso, { timeoutMs: 300 }))
   exporter.reset()
-
-  nso.mode = 'hang'
-  const timedOut = await app.inject({
+  const query = async () => await app.inject({
     method: 'POST',
     url: '/orchestrator_manager/restQuery/nso',
     headers: { authorization: adminAuth },
     payload: { params: { path: '/restconf/data/tailf-ncs:devices', accept: 'application/yang-data+json' } }
   })
+
+  nso.mode = 'hang'
+  const timedOut = await query()
   t.equal(timedOut.statusCode, 504)
   const relay = exporter.getFinishedSpans().find((s) => s.name === 'orchestrator GET')
   t.equal(relay?.status.code, 2, 'the relay span failed')
@@ -142,12 +143,7 @@ t.test('a failing call: error statuses on the request, relay and statement spans
 
   nso.mode = 'error'
   exporter.reset()
-  const failed = await app.inject({
-    method: 'POST',
-    url: '/orchestrator_manager/restQuery/nso',
-    headers: { authorization: adminAuth },
-    payload: { params: { path: '/restconf/data/tailf-ncs:devices', accept: 'application/yang-data+json' } }
-  })
+  const failed = await query()
   t.equal(failed.statusCode, 502)
   const answered = exporter.getFinishedSpans().find((s) => s.name === 'orchestrator GET')
   t.equal(answered?.status.code, 2, 'an error status fails the relay span')

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { TOKEN_COOKIE } from '../../lib/auth/schemes.js'
 import { callable } from '../../lib/auth/platform-methods.js'
 import { LogoutResult, WhoAmI, WhoAmIQuery } from '../../schemas/auth.js'
@@ -43,12 +44,15 @@ const session: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: LogoutResult }
     }
   }
-  const handler = async (request: { auth: { tokenDigest?: string }, user: { username: string } }, reply: { clearCookie: (name: string, options: { path: string }) => unknown }): Promise<{ loggedOut: boolean }> => {
+  const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<{ loggedOut: boolean }> => {
     const digest = request.auth.tokenDigest
     reply.clearCookie(TOKEN_COOKIE, { path: '/' })
     if (digest === undefined) return { loggedOut: false }
+    // Ending a session is a write: the trail says whose token stopped working, and when.
+    request.audit('logout', request.user.username)
     const ended = await fastify.sessionsRepository.end(digest)
     fastify.forgetCredentials(request.user.username)
+    request.audit('logout', request.user.username, { ended })
     return { loggedOut: ended }
   }
   fastify.get('/logout', logout, handler)

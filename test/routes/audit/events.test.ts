@@ -42,7 +42,11 @@ for (const database of testDatabases) {
     t.equal((await inject('POST', '/users', { username: 'ann', password: PASSWORDS.first })).statusCode, 409)
     const ann = basic('ann', PASSWORDS.second)
     // Logins: succeeded, failed.
-    t.equal((await app.inject({ method: 'POST', url: '/login', payload: { user: { username: 'ann', password: PASSWORDS.second } } })).statusCode, 200)
+    const login = await app.inject({ method: 'POST', url: '/login', payload: { user: { username: 'ann', password: PASSWORDS.second } } })
+    t.equal(login.statusCode, 200)
+    secrets.push(login.json<string>())
+    const logout = await app.inject({ method: 'POST', url: '/logout', headers: { authorization: `Bearer ${login.json<string>()}` } })
+    t.same(logout.json(), { loggedOut: true })
     t.equal((await app.inject({ method: 'POST', url: '/login', payload: { user: { username: 'ann', password: PASSWORDS.wrong } } })).statusCode, 401)
     // Service accounts and their tokens.
     const created = await inject('POST', '/oauth/serviceAccounts', { accountData: { name: 'pipeline', roles: ['designer'], groups: ['east'] } })
@@ -99,6 +103,7 @@ for (const database of testDatabases) {
     t.match(one('user.create', 'failure'), { target: 'ann', status: 409 })
     t.match(one('login'), { actor: 'ann', target: 'ann', status: 200 })
     t.match(one('login', 'failure'), { actor: 'ann', target: 'ann', status: 401 })
+    t.match(one('logout'), { actor: 'ann', target: 'ann', status: 200, details: { ended: true } })
     t.match(one('serviceAccount.create'), { actor: 'admin', target: clientId, details: { name: 'pipeline', roles: 'designer', groups: 'east' } })
     t.match(one('oauth.token'), { actor: null, serviceAccount: clientId, target: clientId, status: 200 })
     t.match(one('oauth.token', 'failure'), { serviceAccount: clientId, status: 401 })

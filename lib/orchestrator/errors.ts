@@ -42,5 +42,8 @@ export const RelayQueueFull = defineError<[id: string, running: number, waiting:
   'Orchestrator adapter "%s" has %s calls under way and %s waiting for a connection: no more may wait (ORCHESTRATOR_QUEUE_MAX)', 503)
 export const RelayQueueTimeout = defineError<[id: string, waitMs: number]>('RELAY_QUEUE_TIMEOUT',
   'No connection to orchestrator adapter "%s" came free within %s ms (ORCHESTRATOR_QUEUE_WAIT_MS)', 503)
+/** Nobody reads the answer: it goes to the access log and the audit trail. */
+export const RelayCallerGone = defineError<[id: string]>('RELAY_CALLER_GONE',
+  'The caller left while its call to orchestrator adapter "%s" waited for a connection: the call was not sent', 499)
 // Only the relay's client refuses calls while the instance closes.
 export const ShuttingDown = defineError('SHUTTING_DOWN', 'The service is shutting down', 503)

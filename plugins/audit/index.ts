@@ -3,6 +3,7 @@
 // onto a bounded in-memory queue that one flusher writes in batches (lib/audit/queue.ts);
 // retention removes old events in small batches on a timer. See docs/audit.md.
 import fp from 'fastify-plugin'
+import type { FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify'
 import client from 'prom-client'
 import { setImmediate as yieldTurn } from 'node:timers/promises'
 import { AuditQueue } from '../../lib/audit/queue.js'
@@ -13,6 +14,7 @@ import { parseBasicAuthorization } from '../../lib/auth/basic-auth-header.js'
 import type { AuthUser, RequestAuth } from '../../lib/auth/roles.js'
 import { auditEventsRepository, type AuditEventsRepository } from './events-repository.js'
 import { pathOf } from '../../lib/http/public-url.js'
+import { hookList } from '../../lib/http/hook-list.js'
 
 /** Events held in memory at most (about 1 KiB each, texts bounded): past it they are dropped and counted. */
 export const AUDIT_MAX_QUEUED = 20_000
@@ -27,6 +29,8 @@ export const AUDIT_PRUNE_BATCH = 1000
 const DROP_LOG_INTERVAL_MS = 10_000
 
 interface PendingEvent {
+  /** The caller's address, read when the request marks itself: it cannot be read once the caller has hung up. */
+  address: string
   action: string
   target: string
   details: AuditDetails | null
@@ -75,6 +79,7 @@ export default fp(async (fastify) => {
   fastify.decorateRequest('audit', function (action: string, target: string, details?: AuditDetails, actor?: Partial<AuditActor>) {
     const pending = this.auditPending
     this.auditPending = {
+      address: pending?.address ?? this.ip,
       action,
       target,
       details: details === undefined ? pending?.details ?? null : { ...pending?.details, ...details },
@@ -82,39 +87,56 @@ export default fp(async (fastify) => {
     }
   })
 
+  function record (request: FastifyRequest, reply: FastifyReply): void {
+    const pending = request.auditPending
+    const status = reply.statusCode
+    if (pending === null && !isDenied(status)) return
+    request.auditPending = null
+    // Set by the auth plugin on authenticated routes only; null elsewhere.
+    const user = request.user as AuthUser | null
+    const auth = request.auth as RequestAuth | null
+    const event: AuditEvent = pending === null
+      ? {
+          ...base(request.id, request.ip ?? '', status, reply.elapsedTime),
+          // A failed Basic login names its user; a token names none (usernames are no secret).
+          actor: user?.username ?? nullable(parseBasicAuthorization(request.headers.authorization)?.username),
+          serviceAccount: nullable(auth?.clientId),
+          action: 'request.denied',
+          target: storableText(`${request.method} ${pathOf(request.url)}`),
+          outcome: 'denied',
+          details: null
+        }
+      : {
+          ...base(request.id, pending.address, status, reply.elapsedTime),
+          actor: nullable(pending.actor?.user ?? user?.username),
+          serviceAccount: nullable(pending.actor?.serviceAccount ?? auth?.clientId),
+          action: storableText(pending.action),
+          target: storableText(pending.target),
+          outcome: outcomeOf(status),
+          details: storableDetails(pending.details)
+        }
+    if (!queue.push(event) && Date.now() - lastDropLog > DROP_LOG_INTERVAL_MS) {
+      lastDropLog = Date.now()
+      fastify.log.error({ dropped: queue.state().dropped }, 'audit events dropped: the queue is full (the database is down or slower than requests)')
+    }
+  }
+
   if (enabled) {
     fastify.addHook('onResponse', (request, reply, done) => {
-      const pending = request.auditPending
-      const status = reply.statusCode
-      if (pending === null && !isDenied(status)) { done(); return }
-      // Set by the auth plugin on authenticated routes only; null elsewhere.
-      const user = request.user as AuthUser | null
-      const auth = request.auth as RequestAuth | null
-      const event: AuditEvent = pending === null
-        ? {
-            ...base(request.id, request.ip, status, reply.elapsedTime),
-            // A failed Basic login names its user; a token names none (usernames are no secret).
-            actor: user?.username ?? nullable(parseBasicAuthorization(request.headers.authorization)?.username),
-            serviceAccount: nullable(auth?.clientId),
-            action: 'request.denied',
-            target: storableText(`${request.method} ${pathOf(request.url)}`),
-            outcome: 'denied',
-            details: null
-          }
-        : {
-            ...base(request.id, request.ip, status, reply.elapsedTime),
-            actor: nullable(pending.actor?.user ?? user?.username),
-            serviceAccount: nullable(pending.actor?.serviceAccount ?? auth?.clientId),
-            action: storableText(pending.action),
-            target: storableText(pending.target),
-            outcome: outcomeOf(status),
-            details: storableDetails(pending.details)
-          }
-      if (!queue.push(event) && Date.now() - lastDropLog > DROP_LOG_INTERVAL_MS) {
-        lastDropLog = Date.now()
-        fastify.log.error({ dropped: queue.state().dropped }, 'audit events dropped: the queue is full (the database is down or slower than requests)')
-      }
+      record(request, reply)
       done()
+    })
+    // Fastify runs no onResponse hook for an answer whose caller hung up before it was written:
+    // a write finished after its caller left (an action the orchestrator carried out, a change
+    // committed) is recorded as its answer is sent, on the routes that can write. Reads pay nothing.
+    const recordIfCallerLeft: onSendHookHandler = function (request, reply, payload, done) {
+      if (request.raw.socket?.destroyed === true) record(request, reply)
+      done(null, payload)
+    }
+    fastify.addHook('onRoute', (route) => {
+      const methods = [route.method].flat()
+      if (methods.every((method) => method === 'GET' || method === 'HEAD')) return
+      route.onSend = [...hookList(route.onSend), recordIfCallerLeft]
     })
   }
 

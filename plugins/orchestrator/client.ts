@@ -6,9 +6,9 @@ import { basicAuthorization } from '../../lib/auth/basic-auth-header.js'
 import { HttpError } from '../../lib/http/errors.js'
 import { splitBaseUrl, upstreamPath, type UpstreamBase } from '../../lib/orchestrator/adapter.js'
 import {
-  AdapterNotFound, RelayQueueFull, RelayQueueTimeout, ShuttingDown, UpstreamInvalidEncoding, UpstreamResponseTooLarge, UpstreamUnsupportedEncoding
+  AdapterNotFound, RelayCallerGone, RelayQueueFull, RelayQueueTimeout, ShuttingDown, UpstreamInvalidEncoding, UpstreamResponseTooLarge, UpstreamUnsupportedEncoding
 } from '../../lib/orchestrator/errors.js'
-import { CallQueue, CallQueueRefusal, type Release } from '../../lib/orchestrator/call-queue.js'
+import { CallQueue, CallQueueRefusal, type Caller, type Release } from '../../lib/orchestrator/call-queue.js'
 import { withDetails } from '../../lib/http/errors.js'
 import { decodedBody, parseContentEncoding } from '../../lib/orchestrator/content-encoding.js'
 import { answersAccept, type RelayMethod } from '../../lib/orchestrator/relay-request.js'
@@ -167,12 +167,13 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
 
   // Calls past the pool's sockets wait here, not in undici's queue, so that the adapter's deadline
   // starts when a socket is free and bounds the orchestrator's answer only.
-  async function admitted (id: string, conn: Connection): Promise<Release> {
+  async function admitted (id: string, conn: Connection, caller: Caller | undefined): Promise<Release> {
     try {
-      return await conn.queue.acquire()
+      return await conn.queue.acquire(caller)
     } catch (err) {
       /* c8 ignore next -- CallQueue refuses with nothing else */
       if (!(err instanceof CallQueueRefusal)) throw err
+      if (err.reason === 'gone') throw new RelayCallerGone(id)
       const refusal = err.reason === 'full'
         ? new RelayQueueFull(id, conn.queue.running, conn.queue.waiting)
         : new RelayQueueTimeout(id, queueWaitMs)
@@ -224,10 +225,11 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
    * (at most MAX_UPSTREAM_RESPONSE_BYTES decoded), and one the relay cannot decode is a 502;
    * without, it comes as it is, its `contentEncoding` saying in what. With `wholeBelow`, a 2xx
    * answer whose body ends within that many bytes resolves once complete, with `whole` (a failure
-   * before then rejects, as before the status line); a larger one streams as ever.
+   * before then rejects, as before the status line); a larger one streams as ever. With `caller`,
+   * a call still waiting for a connection when its caller leaves is dropped unsent.
    */
-  async function open (id: string, request: UpstreamRequest, options: { decode?: boolean, wholeBelow?: number } = {}): Promise<UpstreamResponse> {
-    const answer = await exchange(id, request, options.wholeBelow)
+  async function open (id: string, request: UpstreamRequest, options: { decode?: boolean, wholeBelow?: number, caller?: Caller } = {}): Promise<UpstreamResponse> {
+    const answer = await exchange(id, request, options.wholeBelow, options.caller)
     return options.decode === true ? decoded(id, answer) : answer
   }
 
@@ -247,11 +249,11 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
     return { ...answer, contentEncoding: undefined, contentLength: undefined, body }
   }
 
-  async function exchange (id: string, request: UpstreamRequest, wholeBelow?: number): Promise<UpstreamResponse> {
+  async function exchange (id: string, request: UpstreamRequest, wholeBelow: number | undefined, caller: Caller | undefined): Promise<UpstreamResponse> {
     for (let attempt = 0; ; attempt++) {
       const conn = await connection(id)
       if (conn === undefined) throw new AdapterNotFound(id)
-      const release = await admitted(id, conn)
+      const release = await admitted(id, conn, caller)
       let answer: UpstreamResponse | UpstreamAnswer
       try {
         answer = await dispatch(id, conn, request, release, wholeBelow)

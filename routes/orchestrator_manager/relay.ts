@@ -65,7 +65,7 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
       path: params.path,
       accept: params.accept,
       ...(params.contentType === undefined ? {} : { body: { text: JSON.stringify(request.body.body), contentType: params.contentType } })
-    }, { decode: true })
+    }, { decode: true, caller: reply.raw })
     request.audit('orchestrator.restAction', adapterId, { nsoStatus: answer.status })
     // Written as the answer arrives (lib/orchestrator/action-body.ts); a failure before the first
     // byte of the reply is a clean error status, after it the reply is cut short (docs/orchestrator.md).
@@ -96,7 +96,7 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
     request.audit('orchestrator.restQuery', request.params.adapterId)
     const params = checked(checkQueryParams(request.body.params))
     request.audit('orchestrator.restQuery', request.params.adapterId, { method: 'GET', path: params.path })
-    const answer = await orchestrator.open(request.params.adapterId, { method: 'GET', path: params.path, accept: params.accept }, { wholeBelow: WHOLE_ANSWER_MAX_BYTES })
+    const answer = await orchestrator.open(request.params.adapterId, { method: 'GET', path: params.path, accept: params.accept }, { wholeBelow: WHOLE_ANSWER_MAX_BYTES, caller: reply.raw })
     request.audit('orchestrator.restQuery', request.params.adapterId, { nsoStatus: answer.status })
     relayHeaders(reply, answer)
     if (isBodilessAnswer(answer.status, answer.contentLength)) {

@@ -2,7 +2,7 @@
 // and the limits around them: the line of calls waiting for a connection, answers cut after
 // their status, bodies of a type not asked for. Over real sockets, on both databases.
 import t from 'tap'
-import { request } from 'undici'
+import { Agent, request } from 'undici'
 import { adminAuth, buildTestApp, testDatabases } from '../../helper.js'
 import { seedDatastore } from '../../fixtures/nso-server.js'
 import { createAdapter, nsoAdapter, startNso } from '../../helpers/nso.js'
@@ -159,4 +159,68 @@ t.test('the line of waiting calls, configured by env: full is a 503 with Retry-A
   release()
   t.equal((await running).statusCode, 200)
   t.equal(nso.received.length, 1, 'the refused call never went out')
+})
+
+t.test('a call whose caller leaves while it waits for a connection leaves the line and is never sent', async (t) => {
+  const app = await buildTestApp(t, {
+    env: { ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: '60000', ORCHESTRATOR_POOL_CONNECTIONS: '1', ORCHESTRATOR_QUEUE_MAX: '5', ORCHESTRATOR_QUEUE_WAIT_MS: '60000' }
+  })
+  const base = await app.listen({ port: 0, host: '127.0.0.1' })
+  const nso = await startNso(t)
+  await createAdapter(app, nsoAdapter('nso', nso, { timeoutMs: 5000 }))
+  let release: (value?: unknown) => void = () => {}
+  nso.raw.set('/held', { contentType: YANG_JSON, body: '{}', holdBeforeBody: new Promise((resolve) => { release = resolve }) })
+  const client = new Agent()
+  const relay = (kind: string, body: unknown, signal?: AbortSignal) => request(`${base}/orchestrator_manager/${kind}/nso`, {
+    dispatcher: client,
+    method: 'POST',
+    headers: { authorization: adminAuth, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    ...(signal === undefined ? {} : { signal })
+  })
+  const queued = () => app.orchestrator.poolStats()[0]?.queued ?? 0
+  const until = async (holds: () => boolean, what: string) => {
+    const deadline = Date.now() + 30_000
+    while (!holds()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+  }
+  const running = relay('restQuery', { params: { path: '/held', accept: YANG_JSON } })
+  await until(() => nso.received.length === 1, 'the first call holds the connection')
+  // An action (a write) whose caller gives up while it waits its turn.
+  const gone = new AbortController()
+  const action = relay('restAction', { params: { path: `${DEVICES}/device=ce0/address`, accept: YANG_JSON, method: 'PUT' }, body: { 'tailf-ncs:address': '10.0.0.9' } }, gone.signal)
+    .catch((err: unknown) => err)
+  await until(() => queued() === 1, 'the action waits in the line')
+  gone.abort()
+  t.match(await action, { name: 'AbortError' })
+  await until(() => queued() === 0, 'the line is empty again')
+  release()
+  const answer = await running
+  t.equal(answer.statusCode, 200)
+  await answer.body.text()
+  t.same(nso.received.map((r) => r.url), ['/held'], 'the abandoned action never reached the orchestrator')
+  await app.audit.flush()
+  const { rows } = await app.db.query<{ status: number, outcome: string }>("SELECT status, outcome FROM audit_events WHERE action = 'orchestrator.restAction'")
+  t.same(rows, [{ status: 499, outcome: 'failure' }], 'the trail says the call was dropped')
+
+  // An action already sent when its caller leaves is carried out: the trail records it all the same.
+  nso.delayMs = 300
+  const late = new AbortController()
+  const sent = relay('restAction', { params: { path: `${DEVICES}/device=ce0/address`, accept: YANG_JSON, method: 'PUT' }, body: { 'tailf-ncs:address': '10.0.0.9' } }, late.signal)
+    .catch((err: unknown) => err)
+  await until(() => nso.received.length === 2, 'the action reached the orchestrator')
+  late.abort()
+  t.match(await sent, { name: 'AbortError' })
+  const deadline = Date.now() + 30_000
+  let recorded: Array<{ status: number, details: Record<string, unknown> }> = []
+  while (recorded.length < 2 && Date.now() < deadline) {
+    await app.audit.flush()
+    recorded = (await app.db.query<{ status: number, details: Record<string, unknown> }>("SELECT status, details FROM audit_events WHERE action = 'orchestrator.restAction' ORDER BY id")).rows
+    if (recorded.length < 2) await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  t.match(recorded[1], { status: 200, details: { method: 'PUT', path: `${DEVICES}/device=ce0/address`, nsoStatus: Number } }, 'with the orchestrator\'s status')
+  // The client's sockets go now: the app's close would wait for one opened and never used.
+  await client.destroy()
 })

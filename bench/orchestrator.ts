@@ -61,7 +61,7 @@ export async function restQueryVsReplyFrom (): Promise<void> {
     const result = await compare(candidate, baseline, { connections: CONNECTIONS, seconds: 3, rounds: 5 })
     report({
       scenario: 'orchestrator-restquery-vs-reply-from',
-      target: 'ratio >= 0.9, p99Ratio <= 1.2',
+      target: 'ratio >= 1.0, p99Ratio <= 1.2',
       database: database === undefined ? 'embedded' : 'postgres',
       bytes: viaService.length - 4,
       ...result

@@ -101,6 +101,8 @@ export function isDatabaseUnavailable (err: unknown): boolean {
 // docs/errors.md). Fastify's validation errors (FST_ERR_VALIDATION...) are Fastify's own.
 export const DatabaseUnavailable = defineError('DATABASE_UNAVAILABLE', 'The database is unavailable; try again shortly', 503)
 export const ServiceOverloaded = defineError('SERVICE_OVERLOADED', 'The service is overloaded; retry after the time in Retry-After', 503)
+/** An answer cut short because its caller hung up: nobody reads it; it goes to the log and the audit trail. */
+export const CallerGone = defineError('CALLER_GONE', 'The caller hung up before its answer was complete', 499)
 export const RouteNotFound = defineError<[method: string, path: string]>('ROUTE_NOT_FOUND', 'Route %s:%s not found', 404)
 // A JSON body's text (plugins/core/request-input.ts); each names the field, as `body/...`.
 export const JsonDuplicateKey = defineError<[field: string]>('JSON_DUPLICATE_KEY',

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { RouteNotFound, retryAfterOf, toErrorBody } from '../../lib/http/errors.js'
+import { CallerGone, RouteNotFound, retryAfterOf, toErrorBody } from '../../lib/http/errors.js'
 import { ErrorResponse } from '../../schemas/common.js'
 import { pathOf } from '../../lib/http/public-url.js'
 
@@ -13,6 +13,12 @@ export default fp(async (fastify) => {
     // in the header too.
     const retryAfter = retryAfterOf(err)
     if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter))
+    // A streamed answer cut short because its caller hung up is no failure of the service.
+    if ((err as { code?: unknown }).code === 'ERR_STREAM_PREMATURE_CLOSE' && request.raw.socket?.destroyed === true) {
+      const gone = new CallerGone()
+      request.log.info({ statusCode: gone.statusCode, code: gone.code }, gone.message)
+      return await reply.code(gone.statusCode).send(toErrorBody(gone))
+    }
     if (body.statusCode >= 500) request.log.error({ err }, 'request failed')
     else request.log.info({ statusCode: body.statusCode, code: body.code, reason: body.message }, 'request refused')
     return await reply.code(body.statusCode).send(body)

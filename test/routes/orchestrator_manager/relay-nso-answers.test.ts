@@ -3,7 +3,7 @@
 // their status, bodies of a type not asked for. Over real sockets, on both databases.
 import t from 'tap'
 import { Agent, request } from 'undici'
-import { adminAuth, buildTestApp, testDatabases } from '../../helper.js'
+import { adminAuth, buildTestApp, captureLogs, testDatabases } from '../../helper.js'
 import { seedDatastore } from '../../fixtures/nso-server.js'
 import { createAdapter, nsoAdapter, startNso } from '../../helpers/nso.js'
 
@@ -162,8 +162,10 @@ t.test('the line of waiting calls, configured by env: full is a 503 with Retry-A
 })
 
 t.test('a call whose caller leaves while it waits for a connection leaves the line and is never sent', async (t) => {
+  const logs = captureLogs()
   const app = await buildTestApp(t, {
-    env: { ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: '60000', ORCHESTRATOR_POOL_CONNECTIONS: '1', ORCHESTRATOR_QUEUE_MAX: '5', ORCHESTRATOR_QUEUE_WAIT_MS: '60000' }
+    env: { LOG_LEVEL: 'info', ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: '60000', ORCHESTRATOR_POOL_CONNECTIONS: '1', ORCHESTRATOR_QUEUE_MAX: '5', ORCHESTRATOR_QUEUE_WAIT_MS: '60000' },
+    logStream: logs
   })
   const base = await app.listen({ port: 0, host: '127.0.0.1' })
   const nso = await startNso(t)
@@ -221,6 +223,8 @@ t.test('a call whose caller leaves while it waits for a connection leaves the li
     if (recorded.length < 2) await new Promise((resolve) => setTimeout(resolve, 20))
   }
   t.match(recorded[1], { status: 200, details: { method: 'PUT', path: `${DEVICES}/device=ce0/address`, nsoStatus: Number } }, 'with the orchestrator\'s status')
+  await until(() => logs.lines.some((l) => l.includes('hung up before its answer was complete')), 'the hang-up is logged')
+  t.same(logs.lines.map((l) => JSON.parse(l) as { level: number, msg: string }).filter((l) => l.level >= 50).map((l) => l.msg), [], 'a hang-up is no error of the service')
   // The client's sockets go now: the app's close would wait for one opened and never used.
   await client.destroy()
 })

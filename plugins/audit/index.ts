@@ -60,6 +60,9 @@ declare module 'fastify' {
   }
 }
 
+// What a request's pending event becomes once it is recorded.
+const RECORDED: PendingEvent = Object.freeze({ address: '', action: '', target: '', details: null, actor: null })
+
 export default fp(async (fastify) => {
   const { AUDIT_ENABLED: enabled, AUDIT_RETENTION_DAYS: retentionDays } = fastify.config
   const repository = auditEventsRepository(fastify.db)
@@ -90,8 +93,9 @@ export default fp(async (fastify) => {
   function record (request: FastifyRequest, reply: FastifyReply): void {
     const pending = request.auditPending
     const status = reply.statusCode
-    if (pending === null && !isDenied(status)) return
-    request.auditPending = null
+    if (pending === RECORDED || (pending === null && !isDenied(status))) return
+    // Once per request, whichever hook comes first.
+    request.auditPending = RECORDED
     // Set by the auth plugin on authenticated routes only; null elsewhere.
     const user = request.user as AuthUser | null
     const auth = request.auth as RequestAuth | null

@@ -15,7 +15,7 @@ const unsafe = fc.oneof(
 
 t.test('request ids in the logs', async (t) => {
   const logs = captureLogs()
-  const app = await buildTestApp(t, { env: { LOG_LEVEL: 'info' }, logStream: logs })
+  const app = await buildTestApp(t, { database: 'any', env: { LOG_LEVEL: 'info' }, logStream: logs })
   const idsOf = (marker: string): string[] => logs.lines
     .map((line) => JSON.parse(line) as { reqId?: string, req?: { url?: string } })
     .filter((entry) => entry.req?.url?.includes(marker) === true)

@@ -99,7 +99,7 @@ for (const database of testDatabases) {
 }
 
 t.test('a flood of unknown logins waits in a bounded line, and a known login goes first', async (t) => {
-  const app: TestApp = await buildTestApp(t, { env: { PASSWORD_CHECK_CONCURRENCY: '1', PASSWORD_CHECK_QUEUE: '4' } })
+  const app: TestApp = await buildTestApp(t, { database: 'any', env: { PASSWORD_CHECK_CONCURRENCY: '1', PASSWORD_CHECK_QUEUE: '4' } })
   const password = 'the-right-password'
   const auth = await createUser(app, { username: 'real', password })
   t.equal((await app.inject({ url: MAINTENANCE, headers: { authorization: auth } })).statusCode, 200)
@@ -124,7 +124,7 @@ t.test('a flood of unknown logins waits in a bounded line, and a known login goe
 })
 
 t.test('a username or client id no one can have is refused without a look-up or a count', async (t) => {
-  const app: TestApp = await buildTestApp(t)
+  const app: TestApp = await buildTestApp(t, { database: 'any' })
   const password = 'the-right-password'
   await createUser(app, { username: 'someone', password })
   const users = app.usersRepository

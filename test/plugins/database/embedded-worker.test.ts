@@ -41,11 +41,9 @@ t.test('a statement past its deadline answers 503 and the next one runs on a new
   t.same(waiting[0].rows, [{ one: 1 }], 'the next call is answered')
   t.same(waiting[1].rows.map((r) => r.n), [1, 2], 'committed data survived the replacement')
 
-  // Twice more: every replacement is itself replaceable.
-  for (let i = 0; i < 2; i++) {
-    t.ok(isDatabaseUnavailable(await within(db.query(SLEEP).then(() => undefined, (err: unknown) => err))))
-    t.same((await within(db.query('SELECT count(*)::int AS n FROM kept'))).rows, [{ n: 2 }])
-  }
+  // Once more: a replacement is itself replaceable (each round waits out the deadline).
+  t.ok(isDatabaseUnavailable(await within(db.query(SLEEP).then(() => undefined, (err: unknown) => err))))
+  t.same((await within(db.query('SELECT count(*)::int AS n FROM kept'))).rows, [{ n: 2 }])
 })
 
 t.test('a transaction whose statement passes its deadline never continues on the new worker', async (t) => {
@@ -65,8 +63,12 @@ t.test('a transaction whose statement passes its deadline never continues on the
   t.same((await within(db.query('SELECT count(*)::int AS n FROM tx_kept'))).rows, [{ n: 0 }], 'nothing of the transaction was kept')
 })
 
+// The last two cases leave the worker as they found it: they share one database.
+let shared: Promise<Db> | undefined
+const sharedDb = async (): Promise<Db> => await (shared ??= open(t))
+
 t.test('dates and bytes come back as they would from the server', async (t) => {
-  const db = await open(t)
+  const db = await sharedDb()
   const { rows } = await db.query<{ at: Date, ats: Date[], bytes: Buffer, doc: unknown }>(
     "SELECT timestamptz '2024-05-06T07:08:09.123Z' AS at, ARRAY[timestamptz '2020-01-01Z'] AS ats, '\\x00ff'::bytea AS bytes, '{\"at\":\"x\",\"n\":[1,{}]}'::jsonb AS doc")
   const row = rows[0]
@@ -78,7 +80,7 @@ t.test('dates and bytes come back as they would from the server', async (t) => {
 })
 
 t.test('a row that cannot be delivered answers an error, and the next call works', async (t) => {
-  const db = await open(t)
+  const db = await sharedDb()
   if (writesNested(20_000)) {
     // Nothing is undeliverable here at this depth: the row comes whole.
     const { rows } = await within(db.query<{ j: unknown }>(UNWRITABLE))

@@ -7,7 +7,7 @@ const ID = 'ACME Zürich core'
 // /metrics is open to anyone unless METRICS_AUTH is on: adapter ids must not show there then.
 for (const metricsAuth of [false, true]) {
   t.test(`orchestrator_pool_connections with METRICS_AUTH=${String(metricsAuth)}`, async (t) => {
-    const app = await buildTestApp(t, { env: { METRICS_AUTH: String(metricsAuth) } })
+    const app = await buildTestApp(t, { database: 'any', env: { METRICS_AUTH: String(metricsAuth) } })
     const nso = await startNso(t)
     const headers = { authorization: adminAuth }
     for (const id of [ID, 'nso-2']) {

@@ -215,11 +215,16 @@ t.test('a path that is taken is a 409, and nothing is pushed', async (t) => {
 
 t.test('the cache is only trusted as far as the provider agrees', async (t) => {
   const repo = 'netops/moving'
-  await server.makeLargeRepo(repo, { files: 1000, commits: 5 })
+  // Enough files that their tree, fetched again, would be several times the bound on a pack
+  // that holds one new commit (asserted below); each writer elsewhere checks them all out.
+  await server.makeLargeRepo(repo, { files: 300, commits: 5 })
   const ok = await app.inject({ method: 'POST', url: projectUrl(repo, 'main', 'projects/one.json'), headers: { authorization: ann }, payload: {} })
   t.equal(ok.statusCode, 200, ok.body)
   const cache = path.join(app.config.DATA_DIR, 'git', 'github', 'netops%2Fmoving.git')
   const packsBefore = new Set(await readdir(path.join(cache, 'objects', 'pack')))
+  let firstFetch = 0
+  for (const f of packsBefore) if (f.endsWith('.pack')) firstFetch += (await stat(path.join(cache, 'objects', 'pack', f))).size
+  t.ok(firstFetch > 4 * 4096, `the first fetch, the whole tree, is far past 4,096 bytes (${firstFetch} bytes)`)
 
   t.test('another writer moved the branch: an incremental fetch, then the commit on the new tip', async (t) => {
     await pushFromElsewhere(repo, async (work) => { await writeFile(path.join(work, 'elsewhere.json'), '{}\n') }, 'Commit from elsewhere')
@@ -237,7 +242,7 @@ t.test('the cache is only trusted as far as the provider agrees', async (t) => {
     const added = (await readdir(path.join(cache, 'objects', 'pack'))).filter((f) => f.endsWith('.pack') && !packsBefore.has(f))
     t.equal(added.length, 1, 'one pack fetched')
     const size = (await stat(path.join(cache, 'objects', 'pack', added[0] as string))).size
-    t.ok(size < 4096, `the fetched pack holds the new commit, not the 1,000-file tree again (${size} bytes)`)
+    t.ok(size < 4096, `the fetched pack holds the new commit, not the 300-file tree again (${size} bytes)`)
     t.equal(await git(repo, 'rev-list', '--count', '--min-parents=2', 'main'), '0', 'linear history')
   })
 

@@ -11,7 +11,7 @@ const YANG_JSON = 'application/yang-data+json'
 const DOC = '/restconf/data/tailf-ncs:devices/device'
 
 t.test('compressed orchestrator answers', async (t) => {
-  const app = await buildTestApp(t, { env: { ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: '60000' } })
+  const app = await buildTestApp(t, { database: 'any', env: { ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: '60000' } })
   const base = await app.listen({ port: 0, host: '127.0.0.1' })
   const nso = await startNso(t)
   await createAdapter(app, nsoAdapter('nso', nso, { timeoutMs: 60_000 }))

@@ -138,6 +138,7 @@ for (const database of testDatabases) {
 
 t.test('the line of waiting calls, configured by env: full is a 503 with Retry-After at once', async (t) => {
   const app = await buildTestApp(t, {
+    database: 'any',
     env: { ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: '60000', ORCHESTRATOR_POOL_CONNECTIONS: '1', ORCHESTRATOR_QUEUE_MAX: '0', ORCHESTRATOR_QUEUE_WAIT_MS: '2500' }
   })
   const nso = await startNso(t)

@@ -183,7 +183,7 @@ for (const database of testDatabases) {
   })
 
   t.test(`retention on ${database}: the oldest versions go, a few per change; 0 records nothing`, async (t) => {
-    const db = await createTestDatabase(t, database)
+    const db = await createTestDatabase(t, database, { migrated: true })
     const app = await buildTestApp(t, { database: db, env: { STUDIO_HISTORY_MAX_VERSIONS: '3' } })
     const doc = await create(app, adminAuth, group('Kept three'))
     for (let i = 0; i < 5; i++) await replace(app, adminAuth, doc._id, group('Kept three', { description: `r${i}` }))
@@ -207,7 +207,7 @@ for (const database of testDatabases) {
 
 for (const database of testDatabases) {
   t.test(`retention on ${database}: what a lowered limit left goes ${PRUNE_BATCH} at a time on every ${PRUNE_EVERY}th version`, async (t) => {
-    const db = await createTestDatabase(t, database)
+    const db = await createTestDatabase(t, database, { migrated: true })
     const app = await buildTestApp(t, { database: db, env: { STUDIO_HISTORY_MAX_VERSIONS: '12' } })
     const doc = await create(app, adminAuth, group('Lowered'))
     for (let v = 2; v <= 12; v++) await replace(app, adminAuth, doc._id, group('Lowered', { description: `v${v}` }))
@@ -234,7 +234,7 @@ for (const database of testDatabases) {
 
 for (const database of testDatabases) {
   t.test(`a change on one instance is in the history read on the other (${database})`, async (t) => {
-    const db = await createTestDatabase(t, database)
+    const db = await createTestDatabase(t, database, { migrated: true })
     const one = await buildTestApp(t, { database: db })
     if (database === 'embedded') {
       // The embedded database has one process; the second instance reads it after the first closes.

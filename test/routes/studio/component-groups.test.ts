@@ -478,12 +478,16 @@ if (testDatabases.includes('postgres')) {
     await other.query('BEGIN')
     await other.query('INSERT INTO component_groups (id, name, doc) VALUES (\'aaaaaaaaaaaaaaaaaaaaaaaa\', \'Contested\', \'{"description":"","members":[],"meta":{}}\')')
     const importing = app.inject({ method: 'POST', url: `${BASE}/import`, headers: { authorization: adminAuth }, payload: { componentGroups: [{ name: 'Contested', gbacRead: [], members: [] }] } })
-    // Wait until the import's insert waits on the uncommitted row, then commit it.
-    for (let i = 0; i < 500; i++) {
-      const { rows } = await other.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO component_groups%'")
-      if (rows.length > 0) break
-      await new Promise((resolve) => setTimeout(resolve, 20))
+    // Wait until the import's insert waits on the uncommitted row (a lock this session blocks),
+    // then commit it. pg_locks, not pg_stat_activity: inside a transaction the latter is read
+    // once and kept, and would miss a connection opened since.
+    let blocked = false
+    for (const deadline = Date.now() + 10_000; !blocked && Date.now() < deadline;) {
+      const { rows } = await other.query('SELECT 1 FROM pg_locks WHERE NOT granted AND pg_backend_pid() = ANY (pg_blocking_pids(pid))')
+      blocked = rows.length > 0
+      if (!blocked) await new Promise((resolve) => setTimeout(resolve, 20))
     }
+    t.ok(blocked, 'the import waited on the uncommitted row')
     await other.query('COMMIT')
     const response = await importing
     t.equal(response.statusCode, 200)

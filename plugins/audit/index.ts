@@ -5,6 +5,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify'
 import client from 'prom-client'
+import { AsyncResource } from 'node:async_hooks'
 import { setImmediate as yieldTurn } from 'node:timers/promises'
 import { AuditQueue } from '../../lib/audit/queue.js'
 import {
@@ -72,7 +73,9 @@ export default fp(async (fastify) => {
     batchSize: AUDIT_BATCH_SIZE,
     intervalMs: fastify.config.AUDIT_FLUSH_INTERVAL_MS,
     maxRetryMs: AUDIT_MAX_RETRY_MS,
-    write: async (events) => { await repository.insert(events) },
+    // Bound to the context the plugin starts in: a batch belongs to no request, and is traced
+    // apart from the one whose event happened to start the flush.
+    write: AsyncResource.bind(async (events: AuditEvent[]) => { await repository.insert(events) }),
     onWriteError: (err, queued) => {
       fastify.log.warn({ err, queued, dropped: queue.state().dropped }, 'audit events could not be written; they stay queued and are retried')
     }

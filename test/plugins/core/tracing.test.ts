@@ -113,6 +113,12 @@ for (const database of testDatabases) {
     t.equal(wait === undefined ? undefined : parentOf(wait), idOf(relay), 'the wait for a pooled connection is a child of the call')
 
     // The audit trail's batched writes run apart from any request, in traces of their own.
+    // The flush the request's event scheduled, not one started here.
+    const flushed = Date.now() + 10_000
+    while (app.audit.state().written === 0 && Date.now() < flushed) await new Promise((resolve) => setTimeout(resolve, 10))
+    const auditWrites = exporter.getFinishedSpans().filter((s) => String(s.attributes['db.query.text']).startsWith('INSERT INTO audit_events'))
+    t.ok(auditWrites.length > 0, 'the audit batch is traced')
+    t.notOk(auditWrites.some((s) => s.spanContext().traceId === TRACE_ID), 'in a trace of its own, not the caller\'s')
     const statements = spans.filter((s) => s.attributes['db.system.name'] === 'postgresql' && s.spanContext().traceId === TRACE_ID)
     t.ok(statements.length > 0, 'database statements are traced')
     for (const s of statements) {

@@ -85,7 +85,8 @@ export default fp(async (fastify) => {
   fastify.decorateRequest('audit', function (action: string, target: string, details?: AuditDetails, actor?: Partial<AuditActor>) {
     const pending = this.auditPending
     this.auditPending = {
-      address: pending?.address ?? this.ip,
+      // Undefined once the caller has hung up: the socket no longer knows its peer.
+      address: pending?.address ?? this.ip ?? '',
       action,
       target,
       details: details === undefined ? pending?.details ?? null : { ...pending?.details, ...details },

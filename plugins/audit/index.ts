@@ -16,6 +16,7 @@ import type { AuthUser, RequestAuth } from '../../lib/auth/roles.js'
 import { auditEventsRepository, type AuditEventsRepository } from './events-repository.js'
 import { pathOf } from '../../lib/http/public-url.js'
 import { hookList } from '../../lib/http/hook-list.js'
+import { callerHungUp } from '../../lib/http/hang-up.js'
 
 /** Events held in memory at most (about 1 KiB each, texts bounded): past it they are dropped and counted. */
 export const AUDIT_MAX_QUEUED = 20_000
@@ -138,7 +139,7 @@ export default fp(async (fastify) => {
     // a write finished after its caller left (an action the orchestrator carried out, a change
     // committed) is recorded as its answer is sent, on the routes that can write. Reads pay nothing.
     const recordIfCallerLeft: onSendHookHandler = function (request, reply, payload, done) {
-      if (request.raw.socket?.destroyed === true) record(request, reply)
+      if (callerHungUp(request)) record(request, reply)
       done(null, payload)
     }
     fastify.addHook('onRoute', (route) => {

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import { CallerGone, RouteNotFound, retryAfterOf, toErrorBody } from '../../lib/http/errors.js'
 import { ErrorResponse } from '../../schemas/common.js'
 import { pathOf } from '../../lib/http/public-url.js'
+import { callerHungUp } from '../../lib/http/hang-up.js'
 
 /** One error shape for every failure, unknown routes included; 5xx are logged, never echoed. */
 export default fp(async (fastify) => {
@@ -14,7 +15,7 @@ export default fp(async (fastify) => {
     const retryAfter = retryAfterOf(err)
     if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter))
     // A streamed answer cut short because its caller hung up is no failure of the service.
-    if ((err as { code?: unknown }).code === 'ERR_STREAM_PREMATURE_CLOSE' && request.raw.socket?.destroyed === true) {
+    if ((err as { code?: unknown }).code === 'ERR_STREAM_PREMATURE_CLOSE' && callerHungUp(request)) {
       const gone = new CallerGone()
       request.log.info({ statusCode: gone.statusCode, code: gone.code }, gone.message)
       return await reply.code(gone.statusCode).send(toErrorBody(gone))

@@ -72,6 +72,69 @@ async function maintenanceWithAuthOn (database: 'embedded' | 'postgres', databas
   }
 }
 
+/** The steps of the cost-by-part scenario: the service built up to each block of app.ts (bench/serve.ts). */
+export const SERVICE_PART_NAMES = ['core', 'database', 'auth', 'metrics', 'audit', 'areas'] as const
+export type ServicePart = typeof SERVICE_PART_NAMES[number]
+/** The route a partial service answers, without credentials. */
+export const PART_ROUTE = '/part/configuration_manager/ismaintenance'
+
+const PART_PROCESSES = 2
+const PART_ROUNDS = { connections: 10, seconds: 1, rounds: 6, warmupRounds: 2 }
+
+/**
+ * Where the auth path's cost beyond the logging baseline goes: the same answer on the service
+ * built up to each block of app.ts (core: the server options, error handler, response headers,
+ * input checks and load shedding; then the database, auth, metrics, audit and the areas with
+ * every route), without credentials, and last the whole service's route with cached Basic
+ * credentials. Each step against the logging baseline in the same pairs of rounds; the drop of
+ * `cpuRatio` from one step to the next is what that step adds to every request. On the
+ * PostgreSQL server when one answers (no database thread in the process), else embedded.
+ */
+export async function maintenanceCostByPart (): Promise<void> {
+  const server = await serverSchema('parts')
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-parts-'))
+  const env = { DATA_DIR: dataDir, DATABASE_URL: server?.url ?? '', ADMIN_PASSWORD }
+  const steps = [
+    ...SERVICE_PART_NAMES.map((part) => ({ part, kind: 'service-part', env: { ...env, SERVICE_PART: part }, route: PART_ROUTE, headers: undefined })),
+    { part: 'service with credentials', kind: 'service', env, route: '/configuration_manager/ismaintenance', headers: { authorization: auth } }
+  ].map((step) => ({ ...step, rounds: { candidate: [], baseline: [] } as Rounds }))
+  try {
+    for (let p = 0; p < PART_PROCESSES; p++) {
+      for (const step of steps) {
+        const service = await startServer(step.kind, step.env)
+        const baseline = await startServer('logging-true')
+        try {
+          const measured = await pairedRounds(
+            { url: service.url + step.route, headers: step.headers, pid: service.child.pid },
+            { url: baseline.url + '/configuration_manager/ismaintenance', pid: baseline.child.pid }, PART_ROUNDS)
+          step.rounds.candidate.push(...measured.candidate)
+          step.rounds.baseline.push(...measured.baseline)
+        } finally {
+          await Promise.all([service.stop(), baseline.stop()])
+        }
+      }
+    }
+    for (const { part, rounds } of steps) {
+      const { ratio, cpuRatio, service, baseline } = summarise(rounds)
+      report({
+        scenario: 'ismaintenance-cost-by-part',
+        part,
+        note: 'for information: each step against a Fastify that logs alike',
+        database: server === undefined ? 'embedded' : 'postgres',
+        processes: PART_PROCESSES,
+        rounds: rounds.candidate.length,
+        ratio,
+        cpuRatio,
+        cpuUsPerRequest: { service: service.cpuUsPerRequest, baseline: baseline.cpuUsPerRequest },
+        non2xx: service.non2xx
+      })
+    }
+  } finally {
+    await rm(dataDir, { recursive: true, force: true })
+    await server?.drop()
+  }
+}
+
 // Starts the built server and times until /ready answers 200.
 async function timeToReady (dataDir: string): Promise<number> {
   const started = performance.now()

@@ -2,7 +2,7 @@
 // printing one JSON line each. npm run bench -- --against <commit> [name ...]: the per-request
 // scenarios against a build of that commit, in the same run (bench/against.ts).
 import { againstCommit } from './against.js'
-import { maintenanceWithAuth, startupEmbedded } from './foundation.js'
+import { maintenanceCostByPart, maintenanceWithAuth, startupEmbedded } from './foundation.js'
 import { maintenanceBearerVsBasic } from './auth.js'
 import { studioGet, studioPut } from './studio.js'
 import { studioPutHistory, studioPutHistorySpread, studioVersionsPage } from './history.js'
@@ -16,6 +16,7 @@ import { auditRelay200 } from './audit.js'
 
 const scenarios: Record<string, () => Promise<void>> = {
   'ismaintenance-with-auth': maintenanceWithAuth,
+  'ismaintenance-cost-by-part': maintenanceCostByPart,
   'ismaintenance-bearer-vs-basic': maintenanceBearerVsBasic,
   'startup-embedded': startupEmbedded,
   'studio-put': studioPut,

@@ -79,7 +79,7 @@ export async function studioPut (): Promise<void> {
           historyParams('replace', { username: designer.username, method: 'basic' }, DEFAULT_HISTORY))
       }),
       { connections: CONNECTIONS, seconds: 4, rounds: 5 })
-    report({ scenario, target: 'ratio >= 0.6', connections: CONNECTIONS, ...result })
+    report({ scenario, target: 'ratio >= 0.9', connections: CONNECTIONS, ...result })
   })
 }
 

@@ -10,7 +10,8 @@ interface Line { reqId?: string, msg?: string, level?: number, part?: string }
 async function appWithProbe (t: Test, level: string) {
   const database = await createTestDatabase(t, 'any', { migrated: true })
   const logs = captureLogs()
-  const app = await buildApp(testConfig({ ...database.env, LOG_LEVEL: level }), { logStream: logs })
+  // The probes name their requests with X-Request-Id, which is taken from a trusted proxy only.
+  const app = await buildApp(testConfig({ ...database.env, LOG_LEVEL: level, TRUST_PROXY: 'loopback' }), { logStream: logs })
   t.teardown(async () => { await app.close() })
   app.get('/log-probe', async (request) => {
     const log = request.log as Logger

@@ -53,6 +53,26 @@ export function storableDetails (details: AuditDetails | null): AuditDetails | n
   return out
 }
 
+/** The most query parameter names a relayed path's event keeps. */
+export const RELAYED_QUERY_MAX_NAMES = 16
+
+/**
+ * A relayed path as the audit trail keeps it: the path without its query string (whose values
+ * may be credentials, `?token=...`), and the names of its parameters, comma-separated, in order,
+ * each once (at most RELAYED_QUERY_MAX_NAMES); `query` is absent when there was no query.
+ */
+export function relayedPath (path: string): { path: string, query?: string } {
+  const at = path.indexOf('?')
+  if (at < 0) return { path }
+  const names = new Set<string>()
+  for (const part of path.slice(at + 1).split('&')) {
+    if (names.size >= RELAYED_QUERY_MAX_NAMES) break
+    const name = part.split('=', 1)[0] ?? ''
+    if (name !== '') names.add(name)
+  }
+  return { path: path.slice(0, at), query: [...names].join(',') }
+}
+
 /** What a response's status says of the request an event records. */
 export function outcomeOf (status: number): AuditOutcome {
   return status < 400 ? 'success' : 'failure'

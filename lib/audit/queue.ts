@@ -1,11 +1,16 @@
 // The audit trail's write path: events wait in memory and are written in batches (one statement
 // each) by one flusher, so a request pays for a push onto an array, never for a database round
 // trip. The queue is bounded: while the database cannot take the events (down, or slower than
-// they come), those past the bound are dropped and counted rather than held without limit.
+// they come), it holds at most `maxQueued` of them, counting those being written and the places
+// reserved. A request that will act (a write) reserves its event's place before it acts, and its
+// event is then always taken; other events (denied requests) are taken only while the queue is
+// below `maxUnreserved`, and dropped and counted past it.
 
 export interface AuditQueueOptions<E> {
-  /** Events held at most; a push past it drops the event. */
+  /** Events held at most, with those being written and the places reserved. */
   maxQueued: number
+  /** Events pushed without a reservation are taken only while the queue holds fewer than this (default maxQueued). */
+  maxUnreserved?: number
   /** Events written by one statement at most. */
   batchSize: number
   /** A batch is written this long after its first event, unless full earlier. */
@@ -20,6 +25,8 @@ export interface AuditQueueOptions<E> {
 
 export interface AuditQueueState {
   queued: number
+  /** Places reserved by requests that have not pushed their event yet. */
+  reserved: number
   written: number
   dropped: number
   writeFailures: number
@@ -28,6 +35,9 @@ export interface AuditQueueState {
 export class AuditQueue<E> {
   readonly #options: AuditQueueOptions<E>
   #events: E[] = []
+  /** Events of the batch being written: they come back to the queue when the write fails. */
+  #inFlight = 0
+  #reserved = 0
   #written = 0
   #dropped = 0
   #writeFailures = 0
@@ -40,9 +50,33 @@ export class AuditQueue<E> {
     this.#options = options
   }
 
-  /** Queues an event; false when the queue was full (or closed) and the event was dropped. */
-  push (event: E): boolean {
-    if (this.#closed || this.#events.length >= this.#options.maxQueued) {
+  /** What the queue holds and has promised: queued, being written, reserved. */
+  #held (): number {
+    return this.#events.length + this.#inFlight + this.#reserved
+  }
+
+  /**
+   * Reserves the place of one event to come (pushed later with `reserved`); false when the queue
+   * is full (or closed): the caller must not act. A reservation not used is given back (release).
+   */
+  reserve (): boolean {
+    if (this.#closed || this.#held() >= this.#options.maxQueued) return false
+    this.#reserved++
+    return true
+  }
+
+  /** Gives back a reservation whose event will not come. */
+  release (): void {
+    if (this.#reserved > 0) this.#reserved--
+  }
+
+  /**
+   * Queues an event: with `reserved`, in the place reserved for it (always taken unless closed);
+   * without, only while the queue holds fewer than maxUnreserved. False when it was dropped.
+   */
+  push (event: E, reserved = false): boolean {
+    if (reserved) this.release()
+    if (this.#closed || (!reserved && this.#held() >= (this.#options.maxUnreserved ?? this.#options.maxQueued))) {
       this.#dropped++
       return false
     }
@@ -55,7 +89,7 @@ export class AuditQueue<E> {
   }
 
   state (): AuditQueueState {
-    return { queued: this.#events.length, written: this.#written, dropped: this.#dropped, writeFailures: this.#writeFailures }
+    return { queued: this.#events.length, reserved: this.#reserved, written: this.#written, dropped: this.#dropped, writeFailures: this.#writeFailures }
   }
 
   /**
@@ -89,23 +123,21 @@ export class AuditQueue<E> {
     this.#timer = undefined
     while (this.#events.length > 0) {
       const batch = this.#events.splice(0, this.#options.batchSize)
+      this.#inFlight = batch.length
       try {
         await this.#options.write(batch)
       } catch (err) {
-        // Back in front, in order; the events that came meanwhile may push the total past the
-        // bound: the newest of them go.
+        // Back in front, in order: they held their places while being written, so the queue
+        // stays within its bound.
+        this.#inFlight = 0
         this.#events = batch.concat(this.#events)
-        const excess = this.#events.length - this.#options.maxQueued
-        if (excess > 0) {
-          this.#events.length = this.#options.maxQueued
-          this.#dropped += excess
-        }
         this.#writeFailures++
         this.#failuresInRow++
         this.#options.onWriteError(err, this.#events.length)
         if (!this.#closed) this.#schedule(Math.min(this.#options.maxRetryMs, this.#options.intervalMs * 2 ** this.#failuresInRow))
         return
       }
+      this.#inFlight = 0
       this.#written += batch.length
       this.#failuresInRow = 0
     }

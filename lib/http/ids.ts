@@ -37,16 +37,18 @@ export function isAcceptableRequestId (value: unknown): value is string {
 }
 
 /**
- * Request ids: the request's own `X-Request-Id` when it is short and safe (REQUEST_ID_PATTERN),
- * otherwise 12 hex digits chosen at random when the generator is made (once per process), a
- * dash, then a counter in base 36. Unique across instances and restarts for logging purposes,
- * and far cheaper per request than a random UUID.
+ * Request ids: the `X-Request-Id` of a request that came through a trusted proxy (`trusted`, the
+ * peer's address: TRUST_PROXY) when it is short and safe (REQUEST_ID_PATTERN), otherwise 12 hex
+ * digits chosen at random when the generator is made (once per process), a dash, then a counter
+ * in base 36. A client that reaches the service directly never chooses its id (which the logs and
+ * the audit trail record). Unique across instances and restarts for logging purposes, and far
+ * cheaper per request than a random UUID.
  */
-export function requestIdGenerator (): (request?: Pick<IncomingMessage, 'headers'>) => string {
+export function requestIdGenerator (trusted: (address: string, hop: number) => boolean = () => false): (request?: Pick<IncomingMessage, 'headers' | 'socket'>) => string {
   const prefix = randomBytes(6).toString('hex') + '-'
   let counter = 0
   return (request) => {
     const given = request?.headers['x-request-id']
-    return isAcceptableRequestId(given) ? given : prefix + (++counter).toString(36)
+    return isAcceptableRequestId(given) && trusted(request?.socket?.remoteAddress ?? '', 0) ? given : prefix + (++counter).toString(36)
   }
 }

@@ -1,25 +1,39 @@
 // The audit trail: `request.audit(action, target, details?)` marks a request as one to record;
 // an onResponse hook records it (and every denied request) with its outcome, status and duration,
 // onto a bounded in-memory queue that one flusher writes in batches (lib/audit/queue.ts);
-// retention removes old events in small batches on a timer. See docs/audit.md.
+// retention removes old events in small batches on a timer. A request that may change something
+// reserves its event's place before it acts (a 503 when the queue is full), so no write goes
+// unrecorded; events of callers without credentials are small and counted per address and window
+// past a few (lib/audit/denied.ts). See docs/audit.md.
 import fp from 'fastify-plugin'
-import type { FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest, onSendHookHandler, preHandlerHookHandler } from 'fastify'
 import client from 'prom-client'
 import { AsyncResource } from 'node:async_hooks'
 import { setImmediate as yieldTurn } from 'node:timers/promises'
 import { AuditQueue } from '../../lib/audit/queue.js'
+import { AuditTrailFull } from '../../lib/audit/errors.js'
+import { DeniedLimiter, boundedText, deniedTarget, possibleUsername } from '../../lib/audit/denied.js'
+import { withDetails } from '../../lib/http/errors.js'
 import {
   isDenied, outcomeOf, storableDetails, storableText, type AuditActor, type AuditDetails, type AuditEvent
 } from '../../lib/audit/events.js'
 import { parseBasicAuthorization } from '../../lib/auth/basic-auth-header.js'
 import type { AuthUser, RequestAuth } from '../../lib/auth/roles.js'
 import { auditEventsRepository, type AuditEventsRepository } from './events-repository.js'
-import { pathOf } from '../../lib/http/public-url.js'
 import { hookList } from '../../lib/http/hook-list.js'
 import { callerHungUp } from '../../lib/http/hang-up.js'
 
-/** Events held in memory at most (about 1 KiB each, texts bounded): past it they are dropped and counted. */
+/**
+ * Events held in memory at most (about 1 KiB each, texts bounded). Writes reserve their place
+ * and are refused (503) when none is left; other events are dropped and counted past half of it.
+ */
 export const AUDIT_MAX_QUEUED = 20_000
+/** Events without a reservation (denied requests, failed logins, counts) are taken below this. */
+export const AUDIT_MAX_UNRESERVED = AUDIT_MAX_QUEUED / 2
+/** The Retry-After of a write refused because the queue is full: the longest retry delay of its writes. */
+export const AUDIT_FULL_RETRY_AFTER_S = 5
+/** Addresses whose denied requests are counted apart in a window; past it, together. */
+export const AUDIT_DENIED_ADDRESSES = 10_000
 /** Events one INSERT writes at most. */
 export const AUDIT_BATCH_SIZE = 500
 /** After failed writes (database down), the longest wait before the next attempt. */
@@ -48,6 +62,10 @@ declare module 'fastify' {
      */
     audit: (action: string, target: string, details?: AuditDetails, actor?: Partial<AuditActor>) => void
     auditPending: PendingEvent | null
+    /** Whether this request holds a place in the queue for its event (a write, from before it acts). */
+    auditReserved: boolean
+    /** Whether the answer's status is final (its onSend ran): a hang-up after it records the event. */
+    auditAnswered: boolean
   }
   interface FastifyInstance {
     audit: {
@@ -57,7 +75,9 @@ declare module 'fastify' {
       flush: () => Promise<void>
       /** Deletes events past AUDIT_RETENTION_DAYS, a batch at a time; how many. */
       prune: () => Promise<{ deleted: number, batches: number }>
-      state: () => { queued: number, written: number, dropped: number, writeFailures: number }
+      state: () => { queued: number, reserved: number, written: number, dropped: number, writeFailures: number, suppressed: number }
+      /** Ends the window of denied requests now: their counts are queued as events. */
+      endDeniedWindow: () => void
     }
   }
 }
@@ -66,11 +86,12 @@ declare module 'fastify' {
 const RECORDED: PendingEvent = Object.freeze({ address: '', action: '', target: '', details: null, actor: null })
 
 export default fp(async (fastify) => {
-  const { AUDIT_ENABLED: enabled, AUDIT_RETENTION_DAYS: retentionDays } = fastify.config
+  const { AUDIT_ENABLED: enabled, AUDIT_RETENTION_DAYS: retentionDays, AUDIT_DENIED_WINDOW_MS: deniedWindowMs } = fastify.config
   const repository = auditEventsRepository(fastify.db)
   let lastDropLog = 0
   const queue = new AuditQueue<AuditEvent>({
     maxQueued: AUDIT_MAX_QUEUED,
+    maxUnreserved: AUDIT_MAX_UNRESERVED,
     batchSize: AUDIT_BATCH_SIZE,
     intervalMs: fastify.config.AUDIT_FLUSH_INTERVAL_MS,
     maxRetryMs: AUDIT_MAX_RETRY_MS,
@@ -82,7 +103,16 @@ export default fp(async (fastify) => {
     }
   })
 
+  const denied = new DeniedLimiter({
+    perAddress: fastify.config.AUDIT_DENIED_PER_ADDRESS,
+    total: fastify.config.AUDIT_DENIED_MAX,
+    addresses: AUDIT_DENIED_ADDRESSES
+  })
+  let suppressed = 0
+
   fastify.decorateRequest('auditPending', null)
+  fastify.decorateRequest('auditReserved', false)
+  fastify.decorateRequest('auditAnswered', false)
   fastify.decorateRequest('audit', function (action: string, target: string, details?: AuditDetails, actor?: Partial<AuditActor>) {
     const pending = this.auditPending
     this.auditPending = {
@@ -98,53 +128,133 @@ export default fp(async (fastify) => {
   function record (request: FastifyRequest, reply: FastifyReply): void {
     const pending = request.auditPending
     const status = reply.statusCode
-    if (pending === RECORDED || (pending === null && !isDenied(status))) return
+    const reserved = request.auditReserved
+    request.auditReserved = false
+    if (pending === RECORDED || (pending === null && !isDenied(status))) {
+      if (reserved) queue.release()
+      return
+    }
     // Once per request, whichever hook comes first.
     request.auditPending = RECORDED
     // Set by the auth plugin on authenticated routes only; null elsewhere.
     const user = request.user as AuthUser | null
     const auth = request.auth as RequestAuth | null
-    const event: AuditEvent = pending === null
-      ? {
-          ...base(request.id, request.ip ?? '', status, reply.elapsedTime),
-          // A failed Basic login names its user; a token names none (usernames are no secret).
-          actor: user?.username ?? nullable(parseBasicAuthorization(request.headers.authorization)?.username),
-          serviceAccount: nullable(auth?.clientId),
-          action: 'request.denied',
-          target: storableText(`${request.method} ${pathOf(request.url)}`),
-          outcome: 'denied',
-          details: null
-        }
-      : {
-          ...base(request.id, pending.address, status, reply.elapsedTime),
-          actor: nullable(pending.actor?.user ?? user?.username),
-          serviceAccount: nullable(pending.actor?.serviceAccount ?? auth?.clientId),
-          action: storableText(pending.action),
-          target: storableText(pending.target),
-          outcome: outcomeOf(status),
-          details: storableDetails(pending.details)
-        }
-    if (!queue.push(event) && Date.now() - lastDropLog > DROP_LOG_INTERVAL_MS) {
+    let event: AuditEvent
+    if (pending === null) {
+      // A denied request: what its caller sent is kept short (lib/audit/denied.ts).
+      const address = request.ip ?? ''
+      if (!admitDenied(address)) {
+        if (reserved) queue.release()
+        return
+      }
+      event = {
+        ...base(request.id, address, status, reply.elapsedTime),
+        // The signed-in user of a 403; for a 401 the username of rejected Basic credentials, when
+        // some user could have it. A token names none.
+        actor: user?.username ?? possibleUsername(parseBasicAuthorization(request.headers.authorization)?.username),
+        serviceAccount: nullable(auth?.clientId),
+        action: 'request.denied',
+        target: storableText(deniedTarget(request.method, request.url)),
+        outcome: 'denied',
+        details: null
+      }
+    } else if (user === null && status >= 400) {
+      // A failed login or token request: its caller proved nothing, and chose the names sent.
+      if (!admitDenied(pending.address)) {
+        if (reserved) queue.release()
+        return
+      }
+      event = {
+        ...base(request.id, pending.address, status, reply.elapsedTime),
+        actor: possibleUsername(pending.actor?.user),
+        serviceAccount: pending.actor?.serviceAccount == null ? null : storableText(boundedText(pending.actor.serviceAccount)),
+        action: storableText(pending.action),
+        target: storableText(boundedText(pending.target)),
+        outcome: outcomeOf(status),
+        details: storableDetails(pending.details)
+      }
+    } else {
+      event = {
+        ...base(request.id, pending.address, status, reply.elapsedTime),
+        actor: nullable(pending.actor?.user ?? user?.username),
+        serviceAccount: nullable(pending.actor?.serviceAccount ?? auth?.clientId),
+        action: storableText(pending.action),
+        target: storableText(pending.target),
+        outcome: outcomeOf(status),
+        details: storableDetails(pending.details)
+      }
+    }
+    if (!queue.push(event, reserved)) droppedNow()
+  }
+
+  function admitDenied (address: string): boolean {
+    if (denied.admit(address)) return true
+    suppressed++
+    return false
+  }
+
+  function droppedNow (): void {
+    if (Date.now() - lastDropLog > DROP_LOG_INTERVAL_MS) {
       lastDropLog = Date.now()
-      fastify.log.error({ dropped: queue.state().dropped }, 'audit events dropped: the queue is full (the database is down or slower than requests)')
+      fastify.log.error({ dropped: queue.state().dropped }, 'audit events of denied requests dropped: the queue is full (the database is down or slower than requests)')
     }
   }
+
+  // The counts of the denied requests a window did not record, one event per address.
+  function endDeniedWindow (): void {
+    const now = Date.now()
+    for (const count of denied.close()) {
+      const event: AuditEvent = {
+        at: now,
+        actor: null,
+        serviceAccount: null,
+        address: storableText(count.address ?? ''),
+        requestId: '',
+        action: 'request.denied.suppressed',
+        target: count.address === null ? '(other addresses)' : storableText(count.address),
+        outcome: 'denied',
+        status: 0,
+        durationMs: 0,
+        details: { suppressed: count.suppressed, addresses: count.addresses, windowMs: deniedWindowMs }
+      }
+      if (!queue.push(event)) droppedNow()
+    }
+  }
+
+  const deniedTimer = enabled ? setInterval(endDeniedWindow, deniedWindowMs).unref() : undefined
 
   if (enabled) {
     fastify.addHook('onResponse', (request, reply, done) => {
       record(request, reply)
       done()
     })
+    // A request that may change something holds a place for its event from before it acts (after
+    // its credentials, body and parameters are checked): while the queue is full it is refused,
+    // and then nothing is done. The place is used or given back once its answer is final.
+    const reserve: preHandlerHookHandler = function (request, reply, done) {
+      if (!queue.reserve()) {
+        reply.header('retry-after', String(AUDIT_FULL_RETRY_AFTER_S))
+        done(withDetails(new AuditTrailFull(queue.state().queued), { retryAfter: AUDIT_FULL_RETRY_AFTER_S }))
+        return
+      }
+      request.auditReserved = true
+      // Fastify runs no onResponse hook for an answer whose caller hung up before it was complete:
+      // such a write is recorded when its connection closes, once its status is final.
+      reply.raw.once('close', () => { if (request.auditAnswered) record(request, reply) })
+      done()
+    }
     // Fastify runs no onResponse hook for an answer whose caller hung up before it was written:
     // a write finished after its caller left (an action the orchestrator carried out, a change
     // committed) is recorded as its answer is sent, on the routes that can write. Reads pay nothing.
     const recordIfCallerLeft: onSendHookHandler = function (request, reply, payload, done) {
+      request.auditAnswered = true
       if (callerHungUp(request)) record(request, reply)
       done(null, payload)
     }
     fastify.addHook('onRoute', (route) => {
       const methods = [route.method].flat()
-      if (methods.every((method) => method === 'GET' || method === 'HEAD')) return
+      if (methods.every((method) => method === 'GET' || method === 'HEAD' || method === 'OPTIONS')) return
+      route.preHandler = [reserve, ...hookList(route.preHandler)]
       route.onSend = [...hookList(route.onSend), recordIfCallerLeft]
     })
   }
@@ -182,12 +292,15 @@ export default fp(async (fastify) => {
     repository,
     flush: async () => { await queue.flush() },
     prune,
-    state: () => queue.state()
+    state: () => ({ ...queue.state(), suppressed }),
+    endDeniedWindow
   })
 
   fastify.addHook('onClose', async () => {
     closing = true
     clearInterval(pruneTimer)
+    clearInterval(deniedTimer)
+    if (enabled) endDeniedWindow()
     await pruning?.catch(() => {})
     const { lost } = await queue.close()
     if (lost > 0) fastify.log.error({ lost }, 'audit events lost at close: the database could not take them')
@@ -195,7 +308,7 @@ export default fp(async (fastify) => {
 
   new client.Counter({
     name: 'audit_events_total',
-    help: 'Audit events by fate: written, or dropped (queue full, or the database down at close)',
+    help: 'Audit events by fate: written, dropped (queue full, or the database down at close), or suppressed (denied requests past the window\'s limits, counted in request.denied.suppressed events)',
     labelNames: ['fate'],
     registers: [fastify.metricsRegistry],
     collect () {
@@ -203,6 +316,7 @@ export default fp(async (fastify) => {
       this.reset()
       this.inc({ fate: 'written' }, written)
       this.inc({ fate: 'dropped' }, dropped)
+      this.inc({ fate: 'suppressed' }, suppressed)
     }
   })
   new client.Gauge({

@@ -73,6 +73,11 @@ export const ConfigSchema = Type.Object({
   AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: 36_500, default: 90 }),
   // A batch of events is written at most this long after its first event (sooner when full).
   AUDIT_FLUSH_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 100 }),
+  // Denied requests (401, 403, failed logins) recorded per client address and in total in each
+  // window; the others are counted, one request.denied.suppressed event per address and window.
+  AUDIT_DENIED_WINDOW_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
+  AUDIT_DENIED_PER_ADDRESS: Type.Integer({ minimum: 0, maximum: 10_000, default: 10 }),
+  AUDIT_DENIED_MAX: Type.Integer({ minimum: 1, maximum: 100_000, default: 100 }),
   // Component-group history: versions kept per group (0: none recorded) and, when set, the oldest age kept.
   STUDIO_HISTORY_MAX_VERSIONS: Type.Integer({ minimum: 0, maximum: 100_000, default: 100 }),
   STUDIO_HISTORY_MAX_AGE_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 36_500 })),

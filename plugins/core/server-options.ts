@@ -26,15 +26,20 @@ export const REDACTED_PATHS = [
   ...OBJECTS_WITH_SECRETS.flatMap((object) => SECRET_FIELDS.map((field) => `${object}.${field}`))
 ]
 
-// Fastify's request fields in the log, with the URL's `?token=` (a credential) left out.
+/** The longest URL (and Host) a log line carries: a client without credentials chooses them, at every request. */
+export const LOG_URL_MAX = 512
+const cut = (text: string): string => text.length > LOG_URL_MAX ? `${text.slice(0, LOG_URL_MAX)}…` : text
+
+// Fastify's request fields in the log, with the URL's `?token=` (a credential) left out and the
+// URL cut at LOG_URL_MAX characters.
 const logSerializers = {
   // Anything else logged under `req` (not a request) is left out rather than serialised whole.
   req: (req: FastifyRequest) => typeof req.url !== 'string'
     ? {}
     : ({
         method: req.method,
-        url: withoutQueryToken(req.url),
-        host: req.host,
+        url: cut(withoutQueryToken(req.url)),
+        host: typeof req.host === 'string' ? cut(req.host) : req.host,
         remoteAddress: req.ip,
         remotePort: req.socket?.remotePort
       })
@@ -93,10 +98,10 @@ export function serverOptions (config: Config, logStream?: DestinationStream): F
     // once decoded (a Git project path may take 1,024 bytes): the routes check their own limits
     // and say which one a value broke.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
-    // The generator reads X-Request-Id itself and keeps it only when short and safe; otherwise a
-    // per-process random part and a counter (lib/http/ids.ts).
+    // The generator reads X-Request-Id itself and keeps it only from a trusted proxy and when short
+    // and safe; otherwise a per-process random part and a counter (lib/http/ids.ts).
     requestIdHeader: false,
-    genReqId: requestIdGenerator(),
+    genReqId: requestIdGenerator(trustProxy(config.TRUST_PROXY)),
     schemaController: schemaCompilers(),
     schemaErrorFormatter,
     frameworkErrors,

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
 import { ADMINS } from '../../lib/auth/roles.js'
+import { relayedPath } from '../../lib/audit/events.js'
 import { checkActionParams, checkQueryParams } from '../../lib/orchestrator/relay-request.js'
 import type { CheckResult } from '../../lib/http/check-result.js'
 import { emptyJsonType, isBodilessAnswer, upstreamInvalidJson, WHOLE_ANSWER_MAX_BYTES } from '../../lib/orchestrator/upstream.js'
@@ -58,7 +59,7 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
     request.audit('orchestrator.restAction', request.params.adapterId)
     const params = checked(checkActionParams(request.body.params))
     const adapterId = request.params.adapterId
-    request.audit('orchestrator.restAction', adapterId, { method: params.method, path: params.path })
+    request.audit('orchestrator.restAction', adapterId, { method: params.method, ...relayedPath(params.path) })
     // Decoded from its Content-Encoding, if any: the JSON is checked on the orchestrator's text.
     const answer = await orchestrator.open(adapterId, {
       method: params.method,
@@ -95,7 +96,7 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request, reply) => {
     request.audit('orchestrator.restQuery', request.params.adapterId)
     const params = checked(checkQueryParams(request.body.params))
-    request.audit('orchestrator.restQuery', request.params.adapterId, { method: 'GET', path: params.path })
+    request.audit('orchestrator.restQuery', request.params.adapterId, { method: 'GET', ...relayedPath(params.path) })
     const answer = await orchestrator.open(request.params.adapterId, { method: 'GET', path: params.path, accept: params.accept }, { wholeBelow: WHOLE_ANSWER_MAX_BYTES, caller: reply.raw })
     request.audit('orchestrator.restQuery', request.params.adapterId, { nsoStatus: answer.status })
     relayHeaders(reply, answer)

@@ -20,7 +20,7 @@ const tryConnect = async (port: number): Promise<string> => await new Promise((r
 t.test('SIGTERM with a request in flight', { skip: serverUrl === '' ? 'needs TEST_DATABASE_URL (a PostgreSQL server)' : false }, async (t) => {
   const build = await imageBuild()
   const database = await createTestDatabase(t, 'postgres')
-  const server = await startBuiltServer(path.join(build, 'dist'), build, { ...database.env, ADMIN_PASSWORD: ADMIN.password })
+  const server = await startBuiltServer(path.join(build, 'dist'), build, { ...database.env, ADMIN_PASSWORD: ADMIN.password, TRUST_PROXY: 'loopback' })
   t.teardown(server.kill)
 
   // A POST whose body arrives in two parts, over a raw socket, so we decide when it completes.

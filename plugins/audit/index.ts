@@ -23,13 +23,6 @@ import { auditEventsRepository, type AuditEventsRepository } from './events-repo
 import { hookList } from '../../lib/http/hook-list.js'
 import { callerHungUp } from '../../lib/http/hang-up.js'
 
-/**
- * Events held in memory at most (about 1 KiB each, texts bounded). Writes reserve their place
- * and are refused (503) when none is left; other events are dropped and counted past half of it.
- */
-export const AUDIT_MAX_QUEUED = 20_000
-/** Events without a reservation (denied requests, failed logins, counts) are taken below this. */
-export const AUDIT_MAX_UNRESERVED = AUDIT_MAX_QUEUED / 2
 /** The Retry-After of a write refused because the queue is full: the longest retry delay of its writes. */
 export const AUDIT_FULL_RETRY_AFTER_S = 5
 /** Addresses whose denied requests are counted apart in a window; past it, together. */
@@ -89,9 +82,12 @@ export default fp(async (fastify) => {
   const { AUDIT_ENABLED: enabled, AUDIT_RETENTION_DAYS: retentionDays, AUDIT_DENIED_WINDOW_MS: deniedWindowMs } = fastify.config
   const repository = auditEventsRepository(fastify.db)
   let lastDropLog = 0
+  // Writes reserve their places (and are refused when none is left); other events (about 1 KiB
+  // each at most, texts bounded) are taken only below half the bound, so they never crowd writes out.
+  const maxQueued = fastify.config.AUDIT_QUEUE_MAX
   const queue = new AuditQueue<AuditEvent>({
-    maxQueued: AUDIT_MAX_QUEUED,
-    maxUnreserved: AUDIT_MAX_UNRESERVED,
+    maxQueued,
+    maxUnreserved: Math.floor(maxQueued / 2),
     batchSize: AUDIT_BATCH_SIZE,
     intervalMs: fastify.config.AUDIT_FLUSH_INTERVAL_MS,
     maxRetryMs: AUDIT_MAX_RETRY_MS,

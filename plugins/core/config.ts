@@ -73,6 +73,8 @@ export const ConfigSchema = Type.Object({
   AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 0, maximum: 36_500, default: 90 }),
   // A batch of events is written at most this long after its first event (sooner when full).
   AUDIT_FLUSH_INTERVAL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 100 }),
+  // Events the audit queue holds while the database cannot take them; writes past it are refused (503).
+  AUDIT_QUEUE_MAX: Type.Integer({ minimum: 2, maximum: 1_000_000, default: 20_000 }),
   // Denied requests (401, 403, failed logins) recorded per client address and in total in each
   // window; the others are counted, one request.denied.suppressed event per address and window.
   AUDIT_DENIED_WINDOW_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),

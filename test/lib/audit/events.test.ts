@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { AUDIT_MAX_DETAILS, AUDIT_MAX_TEXT, outcomeOf, parseTimeRange, storableDetails, storableText } from '../../../lib/audit/events.js'
+import { AUDIT_MAX_DETAILS, AUDIT_MAX_TEXT, RELAYED_QUERY_MAX_NAMES, outcomeOf, parseTimeRange, relayedPath, storableDetails, storableText } from '../../../lib/audit/events.js'
 import { pathOf } from '../../../lib/http/public-url.js'
 import { adapterChanges, userChanges } from '../../../lib/audit/changes.js'
 
@@ -48,4 +48,13 @@ t.test('what an update changed names a password, never copies it', async (t) => 
   t.same(userChanges({ email: null }), { fields: 'email' })
   t.same(adapterChanges({ password: 'secret-2', baseUrl: 'https://nso' }), { fields: 'baseUrl,password', baseUrl: 'https://nso' })
   t.same(adapterChanges({ username: 'u' }), { fields: 'username' })
+})
+
+t.test('a relayed path is kept without its query string: its parameter names at most', async (t) => {
+  t.same(relayedPath('/restconf/data/tailf-ncs:devices'), { path: '/restconf/data/tailf-ncs:devices' })
+  t.same(relayedPath('/restconf/data/x?token=secret&depth=2&token=again&flag'), { path: '/restconf/data/x', query: 'token,depth,flag' })
+  t.same(relayedPath('/restconf/data/x?'), { path: '/restconf/data/x', query: '' })
+  const many = relayedPath(`/x?${Array.from({ length: 100 }, (_, i) => `p${i}=v${i}`).join('&')}`)
+  t.equal(many.query?.split(',').length, RELAYED_QUERY_MAX_NAMES, 'a bounded number of names')
+  t.notMatch(JSON.stringify(many), /v\d/, 'never a value')
 })

@@ -8,6 +8,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyReply, FastifyRequest, onSendHookHandler, preHandlerHookHandler } from 'fastify'
 import client from 'prom-client'
+import { Type } from '@sinclair/typebox'
 import { AsyncResource } from 'node:async_hooks'
 import { setImmediate as yieldTurn } from 'node:timers/promises'
 import { AuditQueue } from '../../lib/audit/queue.js'
@@ -21,6 +22,7 @@ import { parseBasicAuthorization } from '../../lib/auth/basic-auth-header.js'
 import type { AuthUser, RequestAuth } from '../../lib/auth/roles.js'
 import { auditEventsRepository, type AuditEventsRepository } from './events-repository.js'
 import { hookList } from '../../lib/http/hook-list.js'
+import { ErrorResponse } from '../../schemas/common.js'
 import { callerHungUp } from '../../lib/http/hang-up.js'
 
 /** The Retry-After of a write refused because the queue is full: the longest retry delay of its writes. */
@@ -252,6 +254,11 @@ export default fp(async (fastify) => {
       if (methods.every((method) => method === 'GET' || method === 'HEAD' || method === 'OPTIONS')) return
       route.preHandler = [reserve, ...hookList(route.preHandler)]
       route.onSend = [...hookList(route.onSend), recordIfCallerLeft]
+      // The OpenAPI document says so: such a route may answer 503 (AUDIT_TRAIL_FULL).
+      if (route.schema !== undefined) {
+        const response = route.schema.response as Record<string, unknown> | undefined
+        if (response?.[503] === undefined) route.schema = { ...route.schema, response: { ...response, 503: Type.Ref(ErrorResponse) } }
+      }
     })
   }
 

@@ -199,7 +199,7 @@ t.test('the OpenAPI document describes the adapter and relay routes; passwords a
   const adapterSchema = create.responses['200'].content['application/json'].schema
   t.ok(adapterSchema.properties.baseUrl, 'the adapter is described')
   t.notOk('password' in adapterSchema.properties, 'no password in a response')
-  t.same(Object.keys(create.responses).sort(), ['200', '400', '401', '403', '409'])
+  t.same(Object.keys(create.responses).sort(), ['200', '400', '401', '403', '409', '503'])
   t.same(create.security, [{ basicAuth: [] }, { bearerAuth: [] }, { cookieAuth: [] }, { queryToken: [] }])
   t.match(create.description, /Roles: admin/)
 

@@ -194,7 +194,7 @@ export default fp(async (fastify) => {
   function droppedNow (): void {
     if (Date.now() - lastDropLog > DROP_LOG_INTERVAL_MS) {
       lastDropLog = Date.now()
-      fastify.log.error({ dropped: queue.state().dropped }, 'audit events of denied requests dropped: the queue is full (the database is down or slower than requests)')
+      fastify.log.error({ dropped: queue.state().dropped }, 'audit events dropped (denied requests; writes are refused instead): the queue is full (the database is down or slower than requests)')
     }
   }
 

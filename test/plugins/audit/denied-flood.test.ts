@@ -4,8 +4,9 @@
 // counted in one event per address. On both databases.
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
-import { basic, buildTestApp, createUser, testDatabases, type TestApp } from '../../helper.js'
+import { basic, buildTestApp, captureLogs, createUser, testDatabases, type TestApp } from '../../helper.js'
 import { DENIED_PATH_MAX } from '../../../lib/audit/denied.js'
+import { LOG_URL_MAX } from '../../../plugins/core/server-options.js'
 
 t.setTimeout(300_000)
 
@@ -111,3 +112,19 @@ for (const database of testDatabases) {
     t.match(counted, [{ details: { suppressed: 3 } }], 'the count of the window, written without a call')
   })
 }
+
+t.test('the log lines of denied requests are bounded too: the URL and Host cut', async (t) => {
+  const logs = captureLogs()
+  const app = await buildTestApp(t, { database: 'any', env: { LOG_LEVEL: 'info' }, logStream: logs })
+  const path = `/studio/component-groups/${randomBytes(1000).toString('hex')}`
+  const answer = await app.inject({ url: `${path}?token=secret`, headers: { authorization: basic(longName(), 'x'), host: `h${'o'.repeat(4000)}.example` } })
+  t.equal(answer.statusCode, 401)
+  const lines = logs.lines.map((line) => JSON.parse(line) as { req?: { url?: string, host?: string } })
+  const requestLines = lines.filter((line) => line.req !== undefined)
+  t.ok(requestLines.length > 0, 'the request was logged')
+  for (const line of requestLines) {
+    t.equal(line.req?.url, `${path.slice(0, LOG_URL_MAX)}…`, 'the URL cut, without its token')
+    t.ok((line.req?.host ?? '').length <= LOG_URL_MAX + 1, 'the Host cut')
+  }
+  t.ok(logs.lines.every((line) => line.length < 2048), `no line past 2 KiB (longest ${Math.max(...logs.lines.map((l) => l.length))})`)
+})

@@ -2,7 +2,7 @@
 // pool: the event loop gets a turn between pieces, and what is held is one piece of input and one
 // of output, whatever the object's size. Used where an object may be large (pack-index.ts, and
 // the reading of project files in plugins/git/objects.ts).
-import { createInflate, inflateSync, constants } from 'node:zlib'
+import { createInflate } from 'node:zlib'
 
 /** Compressed bytes fed to zlib at a time, and the largest piece of output it gives back. */
 const INPUT_PIECE = 64 * 1024
@@ -63,15 +63,25 @@ export async function inflatePieces (read: ReadAt, start: number, end: number, m
   return { used: inflate.bytesWritten, size }
 }
 
+/** Ends a stream once enough of it is read. */
+class Enough extends Error {}
+
 /**
- * The first bytes of a zlib stream's output, from a prefix of its input (`prefix`): enough to read
- * an object's header (a loose object's `<type> <size>\0`, a delta's two sizes). Holds at most a
- * few hundred KiB whatever the object's size.
+ * The first `length` bytes a zlib stream inflates to (fewer when it is shorter): enough to read an
+ * object's header (a loose object's `<type> <size>\0`, a delta's two sizes), inflating at most a
+ * piece past them, whatever the object's size.
  */
-export function inflatePrefix (prefix: Buffer): Buffer {
+export async function inflateStart (read: ReadAt, start: number, end: number, length: number): Promise<Buffer> {
+  const parts: Buffer[] = []
+  let got = 0
   try {
-    return inflateSync(prefix, { finishFlush: constants.Z_SYNC_FLUSH, maxOutputLength: 1024 * prefix.length + 1024 })
+    await inflatePieces(read, start, end, Number.MAX_SAFE_INTEGER, (piece) => {
+      parts.push(Buffer.from(piece.subarray(0, length - got)))
+      got += Math.min(piece.length, length - got)
+      if (got >= length) throw new Enough()
+    })
   } catch (err) {
-    throw new InflateError((err as Error).message)
+    if (!(err instanceof Enough)) throw err
   }
+  return Buffer.concat(parts)
 }

@@ -78,6 +78,62 @@ interface Entry {
   crc: number
 }
 
+/** The longest header of a pack entry: type and size (at most 8 bytes here), then a delta's base (at most 20). */
+export const MAX_ENTRY_HEADER_BYTES = 32
+
+/** A pack entry's header: what it is, its size once inflated, where its base is (a delta), and its own length. */
+export interface EntryHeader {
+  kind: ObjectType | 'ofs-delta' | 'ref-delta'
+  /** The inflated size of the entry's data: the object's, or the delta's (not the object it builds). */
+  size: number
+  /** An ofs-delta's base: the offset in the pack of its entry. */
+  baseOffset?: number
+  /** A ref-delta's base: its object id. */
+  baseOid?: string
+  headerBytes: number
+}
+
+/**
+ * Parses the header of the pack entry at `offset` from `bytes`, the pack's bytes from there (up
+ * to MAX_ENTRY_HEADER_BYTES; fewer at the end of the pack).
+ */
+export function parseEntryHeader (bytes: Uint8Array, offset: number): EntryHeader {
+  let p = 0
+  const malformed = (): PackError => new PackError(`object at ${offset} has a malformed header`)
+  const next = (): number => {
+    if (p >= bytes.length) throw malformed()
+    return bytes[p++] as number
+  }
+  let c = next()
+  const kind = TYPES[(c >> 4) & 7]
+  if (kind === undefined) throw new PackError(`object at ${offset} has an unknown type`)
+  let size = c & 0x0f
+  let shift = 4
+  while ((c & 0x80) !== 0) {
+    if (shift > 49) throw malformed()
+    c = next()
+    size += (c & 0x7f) * 2 ** shift
+    shift += 7
+  }
+  const header: EntryHeader = { kind, size, headerBytes: 0 }
+  if (kind === 'ofs-delta') {
+    c = next()
+    let distance = c & 0x7f
+    while ((c & 0x80) !== 0) {
+      if (distance > MAX_OFFSET / 256) throw malformed()
+      c = next()
+      distance = (distance + 1) * 128 + (c & 0x7f)
+    }
+    header.baseOffset = offset - distance
+  } else if (kind === 'ref-delta') {
+    if (p + 20 > bytes.length) throw malformed()
+    header.baseOid = Buffer.from(bytes.subarray(p, p + 20)).toString('hex')
+    p += 20
+  }
+  header.headerBytes = p
+  return header
+}
+
 /** Keeps recently resolved objects by entry index up to a number of bytes, least recently used dropped first. */
 class ObjectCache {
   private bytes = 0
@@ -438,35 +494,16 @@ export async function indexPack (packInput: Uint8Array | PackSource, options: In
   for (let n = 0; n < objectCount; n++) {
     if (at >= end) throw new PackError(`ends after ${n} of ${objectCount} objects`)
     const offset = at
-    let c = window.byte(at++)
-    const kind = TYPES[(c >> 4) & 7]
-    if (kind === undefined) throw new PackError(`object at ${offset} has an unknown type`)
-    let size = c & 0x0f
-    let shift = 4
-    while ((c & 0x80) !== 0) {
-      if (at >= end || shift > 49) throw new PackError(`object at ${offset} has a malformed header`)
-      c = window.byte(at++)
-      size += (c & 0x7f) * 2 ** shift
-      shift += 7
-    }
+    const head = parseEntryHeader(window.get(offset, Math.min(MAX_ENTRY_HEADER_BYTES, end - offset)), offset)
+    const { kind, size } = head
     if (size > maxObjectBytes) throw new PackTooLarge(`an object of ${size} bytes (at ${offset}), past the limit of ${maxObjectBytes}`)
     const entry: Entry = { offset, dataStart: 0, size, kind, crc: 0 }
-    if (kind === 'ofs-delta') {
-      if (at >= end) throw new PackError(`object at ${offset} has a malformed header`)
-      c = window.byte(at++)
-      let distance = c & 0x7f
-      while ((c & 0x80) !== 0) {
-        if (at >= end || distance > MAX_OFFSET / 256) throw new PackError(`object at ${offset} has a malformed header`)
-        c = window.byte(at++)
-        distance = (distance + 1) * 128 + (c & 0x7f)
-      }
-      entry.baseIndex = indexByOffset.get(offset - distance)
+    if (head.baseOffset !== undefined) {
+      entry.baseIndex = indexByOffset.get(head.baseOffset)
       if (entry.baseIndex === undefined) throw new PackError(`delta at ${offset} points to no object`)
-    } else if (kind === 'ref-delta') {
-      if (at + 20 > end) throw new PackError(`object at ${offset} has a malformed header`)
-      entry.baseOid = window.get(at, 20).toString('hex')
-      at += 20
     }
+    entry.baseOid = head.baseOid
+    at = offset + head.headerBytes
     entry.dataStart = at
     const i = entries.length
     entries.push(entry)

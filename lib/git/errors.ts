@@ -61,6 +61,12 @@ export const ProviderUnreachable = defineError<[provider: string, reason: string
   'GIT_PROVIDER_UNREACHABLE', 'Git provider %s is unreachable (%s) for repository %s', 502)
 export const ProviderResponseTooLarge = defineError<[provider: string, answer: string, repoPath: string]>(
   'GIT_PROVIDER_RESPONSE_TOO_LARGE', 'Git provider %s sent %s for repository %s (GIT_MAX_RESPONSE_BYTES)', 502)
+/** `what`: 'a file of <n> bytes', or how it is stored when that needs more memory than is held ('stored as a change ...'). */
+export const ProjectTooLarge = defineError<[project: string, branch: string, repoPath: string, what: string, limit: number]>(
+  'GIT_PROJECT_TOO_LARGE', 'Project %s on branch %s of repository %s is %s; the service reads project files of up to %s bytes (GIT_PROJECT_MAX_BYTES)', 502)
+/** `reason`: the bound it passed, from lib/git/protocol/pack-index.ts. */
+export const ProviderPackTooLarge = defineError<[provider: string, repoPath: string, reason: string]>(
+  'GIT_PROVIDER_PACK_TOO_LARGE', 'Git provider %s sent a pack for repository %s that the service does not index: %s', 502)
 /** `what`: 'a malformed tree', or 'a path Git refuses (...)'. */
 export const ProviderTreeRefused = defineError<[provider: string, what: string, repoPath: string]>(
   'GIT_PROVIDER_TREE_REFUSED', 'Git provider %s holds %s in repository %s; the branch has to be repaired on the provider', 502)

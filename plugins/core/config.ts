@@ -48,6 +48,8 @@ export const ConfigSchema = Type.Object({
   GIT_ALLOWED_SPECIAL_PATHS: Type.Optional(Type.String()),
   // Largest answer read from a Git provider (advertisement, fetched pack, push report).
   GIT_MAX_RESPONSE_BYTES: Type.Integer({ minimum: 65_536, maximum: 4 * 1024 * 1024 * 1024, default: 256 * 1024 * 1024 }),
+  // Largest project file read from Git (its size read before it is inflated); past it, 502 GIT_PROJECT_TOO_LARGE.
+  GIT_PROJECT_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 32 * 1024 * 1024, default: 8 * 1024 * 1024 }),
   // Git operations talking to providers at once, in the instance and per user; past either, 503.
   GIT_PROVIDER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1024, default: 16 }),
   GIT_PROVIDER_CONCURRENCY_PER_USER: Type.Integer({ minimum: 1, maximum: 1024, default: 8 }),

@@ -66,7 +66,15 @@ export default fp(async (fastify) => {
   const maxResponseBytes = config.GIT_MAX_RESPONSE_BYTES
   const pushCapabilities = new PushCapabilities()
   const operations: GitProjects & GitBranches = {
-    ...gitProjects({ db: fastify.db, caches: gitCaches(config.DATA_DIR, { maxBytes: config.GIT_CACHE_MAX_BYTES, maxRepositories: config.GIT_CACHE_MAX_REPOSITORIES }), pushCapabilities, dispatcher, maxResponseBytes, tracer: fastify.tracer }),
+    ...gitProjects({
+      db: fastify.db,
+      caches: gitCaches(config.DATA_DIR, { maxBytes: config.GIT_CACHE_MAX_BYTES, maxRepositories: config.GIT_CACHE_MAX_REPOSITORIES }),
+      pushCapabilities,
+      dispatcher,
+      maxResponseBytes,
+      projectMaxBytes: config.GIT_PROJECT_MAX_BYTES,
+      tracer: fastify.tracer
+    }),
     ...gitBranches({ db: fastify.db, pushCapabilities, dispatcher, maxResponseBytes, tracer: fastify.tracer })
   }
   const credentials = gitCredentialsStore(fastify.db, fastify.secrets)

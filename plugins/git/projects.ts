@@ -1,20 +1,20 @@
 // Project files (spec 4.2 and the platform's other project calls): read, created and replaced, in
 // the repository's cache under the lock of their branch. A write is one commit (commits.ts) pushed
 // with our receive-pack push.
-import git, { Errors } from 'isomorphic-git'
-import fs from 'node:fs'
+import { Errors } from 'isomorphic-git'
 import type { Tracer } from '@opentelemetry/api'
 import type { Dispatcher } from 'undici'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../database/index.js'
 import { HttpError, type CatalogError } from '../../lib/http/errors.js'
 import { KeyedMutex } from '../../lib/http/keyed-mutex.js'
-import { BranchNotFound, ProjectChanged, ProjectExists, ProjectNotFound, ProviderTreeRefused } from '../../lib/git/errors.js'
+import { BranchNotFound, ProjectChanged, ProjectExists, ProjectNotFound, ProjectTooLarge, ProviderTreeRefused } from '../../lib/git/errors.js'
 import { repoKey, type GitProvider } from '../../lib/git/providers.js'
 import type { GitIdentity } from '../../lib/git/commit.js'
 import { branchRef } from '../../lib/git/paths.js'
 import { gitObject } from '../../lib/git/protocol/objects.js'
 import { findInTree } from '../../lib/git/tree.js'
+import { BlobTooLarge, blobReader } from './blobs.js'
 import { trackingRef, type GitCaches, type Repo } from './cache.js'
 import { projectCommits, rootTree, type Attempt } from './commits.js'
 import type { PushCapabilities } from './push.js'
@@ -100,7 +100,14 @@ function treeRefused (repo: Repo, err: unknown): CatalogError | undefined {
 }
 
 export function gitProjects (options: {
-  db: Db, caches: GitCaches, pushCapabilities: PushCapabilities, dispatcher: Dispatcher, maxResponseBytes: number, tracer?: Tracer | null
+  db: Db
+  caches: GitCaches
+  pushCapabilities: PushCapabilities
+  dispatcher: Dispatcher
+  maxResponseBytes: number
+  /** GIT_PROJECT_MAX_BYTES: a larger project file is refused before it is inflated. */
+  projectMaxBytes: number
+  tracer?: Tracer | null
 }): GitProjects {
   const { db, caches, dispatcher } = options
   const commits = projectCommits(options)
@@ -196,8 +203,13 @@ export function gitProjects (options: {
       const what = found.ok ? `${input.projectPath} (a directory, not a file)` : found.missing
       throw new ProjectNotFound(what, input.branch, repo.repoPath, '')
     }
-    const { blob } = await git.readBlob({ fs, gitdir: repo.gitdir, oid: found.entry.oid, cache: repo.cache })
-    return { content: Buffer.from(blob), blob: found.entry.oid, commit, fetched }
+    try {
+      const content = await blobReader(repo.gitdir, repo.cache).read(found.entry.oid, options.projectMaxBytes)
+      return { content, blob: found.entry.oid, commit, fetched }
+    } catch (err) {
+      if (!(err instanceof BlobTooLarge)) throw err
+      throw new ProjectTooLarge(input.projectPath, input.branch, repo.repoPath, err.description, options.projectMaxBytes)
+    }
   }
 
   return {

@@ -7,8 +7,9 @@ import { request, type Dispatcher } from 'undici'
 import { basicAuthorization } from '../../lib/auth/basic-auth-header.js'
 import type { CatalogError } from '../../lib/http/errors.js'
 import {
-  ProviderAuth, ProviderError, ProviderResponseTooLarge, ProviderTimeout, ProviderUnreachable, RepositoryNotFound
+  ProviderAuth, ProviderError, ProviderPackTooLarge, ProviderResponseTooLarge, ProviderTimeout, ProviderUnreachable, RepositoryNotFound
 } from '../../lib/git/errors.js'
+import { PackTooLarge } from '../../lib/git/protocol/pack-index.js'
 import { repoRemoteUrl } from '../../lib/git/paths.js'
 import { DEFAULT_TOKEN_USERNAME, type GitProvider } from '../../lib/git/providers.js'
 import { GitProtocolError } from '../../lib/git/protocol/receive-pack.js'
@@ -279,6 +280,7 @@ export function remoteError (repo: Remote, err: unknown): CatalogError | undefin
     }
     return new ProviderError(name, `answered HTTP ${status}`, repoPath)
   }
+  if (err instanceof PackTooLarge) return new ProviderPackTooLarge(name, repoPath, err.reason)
   if (err instanceof Errors.SmartHttpError || err instanceof Errors.EmptyServerResponseError ||
       err instanceof Errors.RemoteCapabilityError || err instanceof Errors.UnknownTransportError ||
       err instanceof GitProtocolError) {

@@ -8,6 +8,8 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { Agent } from 'undici'
+import { createHash } from 'node:crypto'
+import { deflateSync } from 'node:zlib'
 import { gitCli, startGitServer } from '../../fixtures/git-server.js'
 import { fetchInto, type FetchTarget } from '../../../plugins/git/fetch.js'
 import { openRemote, remote, type Remote } from '../../../plugins/git/transport.js'
@@ -132,6 +134,30 @@ t.test('a provider that sends a corrupt pack or a bad advertisement: a 502, and 
       await fake.close()
     }
   }
+})
+
+t.test('a pack with an object past what indexing takes: 502 GIT_PROVIDER_PACK_TOO_LARGE, refused from its header', async (t) => {
+  const tip = '1'.repeat(40)
+  const refs = pktLine(`${tip} HEAD\u0000side-band-64k ofs-delta shallow symref=HEAD:refs/heads/main\n`).toString('latin1') +
+    pktLine(`${tip} refs/heads/main\n`).toString('latin1')
+  // One blob whose header states 300 MiB (type 3; size 0 in the first 4 bits, then 300 MiB >> 4 in 7-bit groups).
+  let size = (300 * 1024 * 1024) / 16
+  const header = [0xb0]
+  while (size > 0) {
+    header.push((size & 0x7f) | (size >= 128 ? 0x80 : 0))
+    size = Math.floor(size / 128)
+  }
+  const body = Buffer.concat([Buffer.from('PACK'), Buffer.from([0, 0, 0, 2, 0, 0, 0, 1]), Buffer.from(header), deflateSync(Buffer.alloc(1024))])
+  const pack = Buffer.concat([body, createHash('sha1').update(body).digest()])
+  const fake = await fakeProvider(refs, Buffer.concat([pktLine('NAK\n'), pktLine(Buffer.concat([Buffer.from([1]), pack])), Buffer.from('0000')]))
+  t.teardown(async () => { await fake.close() })
+  const r = remoteOf('netops/fake', fake.url)
+  const target = await emptyCache(r.url)
+  const failure = await remote(r, async () => await fetchInto(r, target, { remoteRef: 'refs/heads/main', depth: 1 })).then(() => undefined, (err: unknown) => err)
+  t.ok(failure instanceof HttpError && failure.statusCode === 502, String(failure))
+  t.equal((failure as HttpError & { code: string }).code, 'GIT_PROVIDER_PACK_TOO_LARGE')
+  t.match((failure as Error).message, `an object of ${300 * 1024 * 1024} bytes`)
+  t.same((await readdir(path.join(target.gitdir, 'objects', 'pack'))), [], 'nothing written')
 })
 
 t.test('a default branch advertised under a name no branch can have is tracked by its commit', async (t) => {

@@ -8,7 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { deflateSync } from 'node:zlib'
 import { gitCli } from '../../../fixtures/git-server.js'
-import { PackError, applyDelta, indexPack, objectId, type PackSource } from '../../../../lib/git/protocol/pack-index.js'
+import { PackError, PackTooLarge, applyDelta, indexPack, objectId, type PackSource } from '../../../../lib/git/protocol/pack-index.js'
 
 const work = await mkdtemp(path.join(os.tmpdir(), 'pack-index-'))
 t.teardown(async () => { await rm(work, { recursive: true, force: true }) })
@@ -176,13 +176,13 @@ t.test('applyDelta: builds the target, and refuses a delta that reaches outside'
   t.throws(() => applyDelta(Buffer.from([16, 2, 3, 65, 66, 67]), base), PackError, 'insert past the stated size')
   t.throws(() => applyDelta(Buffer.from([16, 5, 2, 65, 66]), base), PackError, 'fewer bytes than stated')
   t.throws(() => applyDelta(Buffer.from([16, 1, 0]), base), PackError, 'reserved instruction')
-  t.throws(() => applyDelta(Buffer.from([16, 0xff, 0xff, 0xff, 0x7f]), base, 1000), PackError, 'too large')
+  t.throws(() => applyDelta(Buffer.from([16, 0xff, 0xff, 0xff, 0x7f]), base, 1000), PackTooLarge, 'too large')
   fc.assert(fc.property(fc.uint8Array({ maxLength: 64 }), fc.uint8Array({ maxLength: 64 }), (delta, b) => {
     try {
       const out = applyDelta(delta, b, 4096)
       return out.length <= 4096
     } catch (err) {
-      return err instanceof PackError
+      return err instanceof PackError || err instanceof PackTooLarge
     }
   }), { numRuns: 2000 })
 })
@@ -192,7 +192,7 @@ t.test('a hostile pack is refused with a PackError, never another failure', asyn
   await t.rejects(indexPack(Buffer.concat([ofsPack.subarray(0, -1), Buffer.from([ofsPack.at(-1) as number ^ 1])])), PackError, 'checksum')
   const blob = Buffer.from('hello\n')
   await t.rejects(indexPack(makePack([{ type: 3, data: blob, size: 7 }])), PackError, 'size unlike the header')
-  await t.rejects(indexPack(makePack([{ type: 3, data: Buffer.alloc(10_000), size: 10_000 }]), { maxObjectBytes: 1000 }), PackError, 'past the limit')
+  await t.rejects(indexPack(makePack([{ type: 3, data: Buffer.alloc(10_000), size: 10_000 }]), { maxObjectBytes: 1000 }), PackTooLarge, 'past the limit')
   await t.rejects(indexPack(makePack([{ type: 5, data: blob }])), PackError, 'unknown type')
   await t.rejects(indexPack(makePack([{ type: 7, extra: Buffer.alloc(20, 1), data: makeDelta(blob, blob, 6) }])), PackError, 'base not in the pack')
   await t.rejects(indexPack(makePack([{ type: 6, extra: Buffer.from([5]), data: makeDelta(blob, blob, 6) }])), PackError, 'offset to no object')
@@ -207,7 +207,7 @@ t.test('a hostile pack is refused with a PackError, never another failure', asyn
         const { idx } = await indexPack(pack, { maxObjectBytes: 1 << 20 })
         return idx.length > 0
       } catch (err) {
-        return err instanceof PackError
+        return err instanceof PackError || err instanceof PackTooLarge
       }
     }), { numRuns: 300 })
 })
@@ -223,4 +223,57 @@ t.test('a large pack gives the event loop turns while it is indexed', async (t) 
   const { oids } = await indexPack(ofsPack, { sliceMs: 0 })
   done = true
   t.ok(turns >= oids.length / 2, `${turns} turns while ${oids.length} objects were indexed`)
+})
+
+t.test('a large object is hashed as it inflates: never held, the event loop free meanwhile', async (t) => {
+  // 48 MiB that deflate to about 50 KiB.
+  const line = Buffer.from('{"device": "r1", "state": "up"}\n')
+  const big = Buffer.alloc(48 * 1024 * 1024)
+  for (let o = 0; o < big.length; o += line.length) line.copy(big, o)
+  const small = Buffer.from('small\n')
+  const pack = makePack([{ type: 3, data: big }, { type: 3, data: small }])
+  const oids = [objectId('blob', big).toString('hex'), objectId('blob', small).toString('hex')]
+  const expected = await gitIndex(pack)
+  t.ok(pack.length < 1024 * 1024, `a pack of ${pack.length} bytes`)
+
+  const usage = (): number => { const m = process.memoryUsage(); return m.heapUsed + m.arrayBuffers }
+  global.gc?.()
+  const before = usage()
+  let peak = before
+  let turns = 0
+  let done = false
+  const tick = (): void => {
+    turns++
+    peak = Math.max(peak, usage())
+    if (!done) setImmediate(tick)
+  }
+  setImmediate(tick)
+  const index = await indexPack(pack, { maxHeldBytes: 4 * 1024 * 1024 })
+  done = true
+  t.same(index.oids, oids)
+  t.ok(index.idx.equals(expected), 'the index git writes')
+  t.ok(turns > 100, `${turns} turns of the event loop while 48 MiB inflated`)
+  // Before, the object was inflated whole in one call: 48 MiB at once.
+  t.ok(peak - before < 24 * 1024 * 1024, `memory grew by ${Math.round((peak - before) / 1048576)} MiB at most, not by the object`)
+})
+
+t.test('a delta building more than is held is hashed as it is built; one needing a larger base held is refused', async (t) => {
+  const base = Buffer.alloc(64 * 1024, 0x61)
+  const baseOid = objectId('blob', base)
+  // Source 64 KiB, target 4 MiB, then 64 copies of the whole base (an op of 0x80: offset 0, size 0x10000).
+  const delta = Buffer.from([0x80, 0x80, 0x04, 0x80, 0x80, 0x80, 0x02, ...Array.from({ length: 64 }, () => 0x80)])
+  const target = Buffer.concat(Array.from({ length: 64 }, () => base))
+  const targetOid = objectId('blob', target)
+  const pack = makePack([{ type: 3, data: base }, { type: 7, extra: baseOid, data: delta }])
+  const index = await indexPack(pack, { maxHeldBytes: 1024 * 1024 })
+  t.same(index.oids, [baseOid.toString('hex'), targetOid.toString('hex')])
+  t.ok(index.idx.equals(await gitIndex(pack)), 'the index git writes')
+  t.ok(index.idx.equals((await indexPack(pack)).idx), 'as when the object is held')
+
+  // A delta on that 4 MiB object (16 bytes copied from it) needs it whole: refused past the bound.
+  const onTarget = Buffer.from([0x80, 0x80, 0x80, 0x02, 0x10, 0x90, 0x10])
+  const chained = makePack([{ type: 3, data: base }, { type: 7, extra: baseOid, data: delta }, { type: 7, extra: targetOid, data: onTarget }])
+  await t.rejects(indexPack(chained, { maxHeldBytes: 1024 * 1024 }), PackTooLarge, 'a base past maxHeldBytes')
+  t.equal((await indexPack(chained, { maxHeldBytes: 8 * 1024 * 1024 })).oids.length, 3, 'within the bound, built')
+  await t.rejects(indexPack(chained, { maxInflatedBytes: 4 * 1024 * 1024 }), PackTooLarge, 'past the work of one pack')
 })

@@ -92,7 +92,9 @@ export function serverOptions (config: Config, logStream?: DestinationStream): F
     // often enough for the shortest deadline. Answers: plugins/core/connections.ts.
     requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
     keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    // (Node checks headersTimeout against requestTimeout when the server is made: both given.)
     http: {
+      requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
       headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.HTTP_HEADERS_TIMEOUT_MS / 4)))
     },

@@ -20,13 +20,19 @@ export function openFilesLimit (limits: string): number | undefined {
 }
 
 export interface DescriptorNeeds {
-  /** Connections of the database pool. */
+  /** Connections of the database pool (EMBEDDED_DATABASE_DESCRIPTORS without a server). */
   databasePool: number
   /** Git operations at once (a socket and a file each, at most). */
   gitOperations: number
   /** Connections of one orchestrator adapter's pool. */
   adapterPool: number
 }
+
+/**
+ * Descriptors of the embedded database (it keeps the files of the relations it has read open: 210
+ * at the first start, idle), counted in place of a server's pool.
+ */
+export const EMBEDDED_DATABASE_DESCRIPTORS = 256
 
 /** Orchestrator adapters whose pools are counted as open at once. */
 export const ADAPTER_POOLS_RESERVED = 4

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import { readFileSync } from 'node:fs'
 import type { Socket } from 'node:net'
 import type { IncomingMessage } from 'node:http'
-import { connectionLimit, openFilesLimit, reservedDescriptors } from '../../lib/http/connection-limit.js'
+import { connectionLimit, EMBEDDED_DATABASE_DESCRIPTORS, openFilesLimit, reservedDescriptors } from '../../lib/http/connection-limit.js'
 
 /** Refusals and cut answers are logged as one summary line at most this often. */
 const SUMMARY_INTERVAL_MS = 10_000
@@ -41,7 +41,7 @@ export default fp(async (fastify) => {
   const log = fastify.log
 
   const reserve = reservedDescriptors({
-    databasePool: config.DATABASE_URL === undefined ? 0 : config.DATABASE_POOL_SIZE,
+    databasePool: config.DATABASE_URL === undefined ? EMBEDDED_DATABASE_DESCRIPTORS : config.DATABASE_POOL_SIZE,
     gitOperations: config.GIT_PROVIDER_CONCURRENCY,
     adapterPool: config.ORCHESTRATOR_POOL_CONNECTIONS
   })

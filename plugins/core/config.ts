@@ -40,6 +40,15 @@ export const ConfigSchema = Type.Object({
   PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
   TRUST_PROXY: Type.Optional(Type.String()),
   BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 1024 * 1024 }),
+  // Client connections (docs/deploying.md, "Connections"): the whole request (headers and body)
+  // and its headers must arrive within these; an idle keep-alive connection closes after the third;
+  // an answer whose pending output the client takes none of for the fourth is cut.
+  HTTP_REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
+  HTTP_HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 72_000 }),
+  HTTP_SEND_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
+  // Client connections held at once (0: derived from the file-descriptor limit; never above it).
+  HTTP_MAX_CONNECTIONS: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0 }),
   CONFIG_MANAGER_BUNDLE_VERSION: Type.String({ minLength: 1, default: packageJson.version }),
   CONFIG_MANAGER_MAINTENANCE: Type.Optional(Type.Boolean()),
   // JSON: {"<name>": {"url", "username"?, "token"?, "timeoutMs"?}}; see lib/git/providers.ts.
@@ -128,6 +137,10 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, options: { dot
       'Invalid configuration: CONFIG_MANAGER_BUNDLE_VERSION must be YEAR.FEATURE.MAINTENANCE ' +
       `or end with -YEAR.FEATURE.MAINTENANCE (got "${config.CONFIG_MANAGER_BUNDLE_VERSION}")`
     )
+  }
+  if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('Invalid configuration: HTTP_HEADERS_TIMEOUT_MS must not be above HTTP_REQUEST_TIMEOUT_MS ' +
+      `(got ${config.HTTP_HEADERS_TIMEOUT_MS} and ${config.HTTP_REQUEST_TIMEOUT_MS})`)
   }
   const gitProviders = parseGitProviders(config.GIT_PROVIDERS)
   if (!gitProviders.ok) throw new ConfigError(`Invalid configuration: ${gitProviders.reason}`)

@@ -7,6 +7,7 @@ import errorHandlerPlugin from './error-handler.js'
 import responseHeadersPlugin from './response-headers.js'
 import requestInputPlugin from './request-input.js'
 import loadSheddingPlugin from './load-shedding.js'
+import connectionsPlugin from './connections.js'
 import publicUrlPlugin from './public-url.js'
 import openapiPlugin from './openapi.js'
 import dataDirPlugin from './data-dir.js'
@@ -21,6 +22,8 @@ export default fp<{ config: Config, tracing?: TracingOptions }>(async (fastify, 
   await fastify.register(responseHeadersPlugin)
   // JSON bodies, path and query parameters of every route.
   await fastify.register(requestInputPlugin)
+  // Connection limits and deadlines, and the close of a connection whose body is left unread.
+  await fastify.register(connectionsPlugin)
   // Before any route is added, so that every route but liveness is shed under overload.
   await fastify.register(loadSheddingPlugin)
   await fastify.register(publicUrlPlugin)

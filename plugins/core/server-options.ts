@@ -1,6 +1,7 @@
 // The options Fastify takes when the instance is made (they cannot come from a plugin): logging
 // with secrets redacted, schema compilers, validation messages, framework errors, router limits.
-import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError, FastifyServerOptions } from 'fastify'
+import type { Server } from 'node:http'
+import type { FastifyError, FastifyHttpOptions, FastifyReply, FastifyRequest, FastifySchemaValidationError, FastifyServerOptions } from 'fastify'
 import { AjvCompiler, type BuildCompilerFromPool } from '@fastify/ajv-compiler'
 import type { DestinationStream } from 'pino'
 import type { Config } from './config.js'
@@ -86,10 +87,22 @@ function frameworkErrors (error: FastifyError, _request: FastifyRequest, reply: 
 }
 
 /** Fastify's options for the service. */
-export function serverOptions (config: Config, logStream?: DestinationStream): FastifyServerOptions {
+export function serverOptions (config: Config, logStream?: DestinationStream): FastifyHttpOptions<Server> {
   return {
     logger: { level: config.LOG_LEVEL, redact: REDACTED_PATHS, serializers: logSerializers, stream: logStream },
     bodyLimit: config.BODY_LIMIT,
+    // A request's headers, and the whole request, arrive within their deadlines (else 408 and the
+    // connection closes; a connection that sends nothing is closed at the headers' deadline); an
+    // idle keep-alive connection closes after its own. Node checks the first two on a timer, run
+    // often enough for the shortest deadline. Answers: plugins/core/connections.ts.
+    requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    // (Node checks headersTimeout against requestTimeout when the server is made: both given.)
+    http: {
+      requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+      headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.HTTP_HEADERS_TIMEOUT_MS / 4)))
+    },
     // The first start of the embedded database runs initdb, which takes many seconds on a busy
     // machine: Fastify's default 10 s plugin timeout would make that first start fail.
     pluginTimeout: 120_000,

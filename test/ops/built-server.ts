@@ -135,10 +135,12 @@ export interface BuiltServer {
 
 /**
  * Starts `node <dist>/server.js` (cwd: `cwd`) on 127.0.0.1 and a port of the system's choosing,
- * with `env` on top of a clean environment, and resolves once it listens.
+ * with `env` on top of a clean environment, and resolves once it listens. `wrapper`: a command
+ * that runs node (e.g. `['prlimit', '--nofile=512']`).
  */
-export async function startBuiltServer (dist: string, cwd: string, env: Record<string, string>): Promise<BuiltServer> {
-  const child = spawn(process.execPath, [path.join(dist, 'server.js')], {
+export async function startBuiltServer (dist: string, cwd: string, env: Record<string, string>, options: { wrapper?: string[] } = {}): Promise<BuiltServer> {
+  const [command = process.execPath, ...args] = [...(options.wrapper ?? []), process.execPath, path.join(dist, 'server.js')]
+  const child = spawn(command, args, {
     cwd,
     // As in test/helper.ts: a test machine that runs several test files at once stalls at times,
     // which the service would answer with 503s (load shedding); no test here is about that.

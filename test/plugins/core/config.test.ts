@@ -12,6 +12,7 @@ t.test('defaults', async (t) => {
   t.equal(config.CONFIG_MANAGER_MAINTENANCE, undefined)
   t.equal(config.CONFIG_MANAGER_BUNDLE_VERSION, '0.1.0')
   t.equal(config.tracing, undefined, 'traces off')
+  t.match(config, { HTTP_REQUEST_TIMEOUT_MS: 60_000, HTTP_HEADERS_TIMEOUT_MS: 30_000, HTTP_KEEP_ALIVE_TIMEOUT_MS: 72_000, HTTP_SEND_TIMEOUT_MS: 60_000, HTTP_MAX_CONNECTIONS: 0 })
 })
 
 t.test('traces: on with an OTLP endpoint, off again with OTEL_SDK_DISABLED', async (t) => {
@@ -39,7 +40,9 @@ t.test('a bad value stops the start with a message naming the variable', async (
     [{ OTEL_TRACES_EXPORTER: 'jaeger' }, /OTEL_TRACES_EXPORTER/],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /OTEL_EXPORTER_OTLP_ENDPOINT/],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_HEADERS: 'api-key' }, /OTEL_EXPORTER_OTLP_HEADERS/],
-    [{ OTEL_SDK_DISABLED: 'yes please' }, /OTEL_SDK_DISABLED/]
+    [{ OTEL_SDK_DISABLED: 'yes please' }, /OTEL_SDK_DISABLED/],
+    [{ HTTP_HEADERS_TIMEOUT_MS: '90000', HTTP_REQUEST_TIMEOUT_MS: '60000' }, /HTTP_HEADERS_TIMEOUT_MS must not be above HTTP_REQUEST_TIMEOUT_MS/],
+    [{ HTTP_SEND_TIMEOUT_MS: '0' }, /HTTP_SEND_TIMEOUT_MS/]
   ]
   for (const [env, name] of cases) {
     let error: unknown

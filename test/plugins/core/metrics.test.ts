@@ -59,7 +59,7 @@ t.test('failed logins are limited per address and username; successes are not sl
 
 t.test('under pressure the service sheds load with 503 and Retry-After; liveness still answers', async (t) => {
   const app = await buildTestApp(t, { database: 'any', env: { LOAD_SHEDDING_MAX_HEAP_BYTES: '1', LOAD_SHEDDING_RETRY_AFTER_S: '7' } })
-  // under-pressure samples memory on a timer; wait for a sample above the (tiny) bound.
+  // The heap is sampled on a timer; wait for a sample above the (tiny) bound.
   let response = await app.inject({ url: route, headers: { authorization: adminAuth } })
   for (let i = 0; i < 50 && response.statusCode !== 503; i++) {
     await new Promise((resolve) => setTimeout(resolve, 100))

@@ -6,6 +6,7 @@ import type { TracingOptions } from './plugins/core/tracing.js'
 import { serverOptions } from './plugins/core/server-options.js'
 import corePlugin from './plugins/core/index.js'
 import databasePlugin from './plugins/database/index.js'
+import secretKeyCheckPlugin from './plugins/core/secret-key-check.js'
 import authPlugin from './plugins/auth/index.js'
 import metricsPlugin from './plugins/core/metrics.js'
 import auditPlugin from './plugins/audit/index.js'
@@ -27,6 +28,8 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   // (which read the database's pool and guard /metrics with the admin role), and the audit trail
   // (which records who did what, and every denied request, on the routes added after it).
   await app.register(databasePlugin)
+  // The secret key must be the one the database's secrets were sealed with (or refuse to start).
+  await app.register(secretKeyCheckPlugin)
   await app.register(authPlugin)
   await app.register(metricsPlugin)
   await app.register(auditPlugin)

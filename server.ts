@@ -1,6 +1,7 @@
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './plugins/core/config.js'
+import { SecretKeyRefused } from './plugins/core/secret-key-check.js'
 
 let config
 try {
@@ -15,7 +16,12 @@ try {
 // what an earlier start left is repaired at start (plugins/core/data-dir.ts).
 process.umask(0o077)
 
-const app = await buildApp(config)
+// A start refused (the secret key is not the database's): the reason alone, as for the configuration.
+const app = await buildApp(config).catch((err: unknown) => {
+  if (!(err instanceof SecretKeyRefused)) throw err
+  process.stderr.write(`${err.message}\n`)
+  process.exit(1)
+})
 
 // On SIGTERM/SIGINT: stop accepting connections, let in-flight requests finish, close the pools.
 closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {

@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../plugins/core/config.js'
 import { serverOptions } from '../plugins/core/server-options.js'
 import corePlugin from '../plugins/core/index.js'
 import databasePlugin from '../plugins/database/index.js'
+import secretKeyCheckPlugin from '../plugins/core/secret-key-check.js'
 import authPlugin from '../plugins/auth/index.js'
 import metricsPlugin from '../plugins/core/metrics.js'
 import auditPlugin from '../plugins/audit/index.js'
@@ -36,7 +37,7 @@ async function answerTrue (options: FastifyServerOptions): Promise<string> {
 // The service's plugins after core, in app.ts's order: a step of the cost-by-part scenario adds one.
 const SERVICE_PARTS: Record<ServicePart, FastifyPluginAsync[]> = {
   core: [],
-  database: [databasePlugin],
+  database: [databasePlugin, secretKeyCheckPlugin],
   auth: [authPlugin],
   metrics: [metricsPlugin],
   audit: [auditPlugin],

@@ -173,7 +173,9 @@ export async function createTestDatabase (t: Test, choice: DatabaseChoice = 'emb
   })
   const url = new URL(serverUrl)
   url.searchParams.set('options', `-c search_path=${schema} ${NO_COMMIT_FLUSH}`)
-  return { kind, env: { DATA_DIR: dataDir, DATABASE_URL: url.toString() } }
+  // Instances sharing a server share the key that seals secrets (or the later ones refuse to
+  // start): as a deployment sets SECRET_KEY, each test database has one of its own.
+  return { kind, env: { DATA_DIR: dataDir, DATABASE_URL: url.toString(), SECRET_KEY: `test-secret-key-of-${schema}-${randomBytes(12).toString('hex')}` } }
 }
 
 // A test's commits do not wait for the server's WAL to reach the disk: what a commit makes visible
@@ -207,7 +209,10 @@ export async function buildTestApp (t: Test, options: {
   const database = typeof options.database === 'object'
     ? options.database
     : await createTestDatabase(t, options.database ?? 'embedded', { migrated: true })
-  const app = await buildApp(testConfig({ ...database.env, ...options.env }), { logStream: options.logStream, tracing: options.tracing })
+  const env: Record<string, string | undefined> = { ...database.env, ...options.env }
+  // A test that sets the key under its old name means that key, not the database's.
+  if (options.env?.ORCHESTRATOR_SECRET_KEY !== undefined && options.env.SECRET_KEY === undefined) delete env.SECRET_KEY
+  const app = await buildApp(testConfig(env), { logStream: options.logStream, tracing: options.tracing })
   t.teardown(async () => { await app.close() })
   await app.ready()
   return app

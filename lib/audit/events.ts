@@ -85,6 +85,12 @@ export const isDenied = (status: number): boolean => status === 401 || status ==
 export const ISO_DATE_PATTERN = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,9})?)?(Z|[+-]\\d{2}:\\d{2}))?$'
 const ISO_DATE = new RegExp(ISO_DATE_PATTERN)
 
+const EARLIEST_TEXT = '0001-01-01T00:00:00Z'
+const LATEST_TEXT = '9999-12-31T23:59:59.999Z'
+/** The instants GET /audit takes as `from` and `to`, both included. */
+export const EARLIEST_DATE = new Date(EARLIEST_TEXT)
+export const LATEST_DATE = new Date(LATEST_TEXT)
+
 export interface TimeRange {
   from?: Date
   to?: Date
@@ -97,6 +103,11 @@ function parseDate (name: string, text: string | undefined): CheckResult<Date | 
   const day = text.slice(0, 10)
   if (!ISO_DATE.test(text) || Number.isNaN(date.getTime()) || !sameCalendarDay(day)) {
     return { ok: false, reason: `querystring/${name} must be an ISO 8601 date or date-time with an offset (2026-01-31 or 2026-01-31T12:00:00Z)` }
+  }
+  // Year 0000 (and an offset that carries a date past either edge) is a date JavaScript has and
+  // PostgreSQL (or its driver) does not: the instant must be in years 0001 to 9999, in UTC.
+  if (date.getTime() < EARLIEST_DATE.getTime() || date.getTime() > LATEST_DATE.getTime()) {
+    return { ok: false, reason: `querystring/${name} must be from ${EARLIEST_TEXT} to ${LATEST_TEXT}` }
   }
   return { ok: true, value: date }
 }

@@ -3,7 +3,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../core/config.js'
 import { LoginGuard, countKey, type Ticket } from '../../lib/auth/login-guard.js'
 import { CountsBusy, SharedFailureCounts } from '../../lib/auth/shared-failure-counts.js'
-import { deriveSubkey } from '../../lib/auth/secret-box.js'
+import { deriveSubkey } from '../../lib/secrets/secret-box.js'
+import { keySettings, type KeyVariables } from '../../lib/secrets/key-settings.js'
 import { databaseUnavailable } from '../../lib/http/errors.js'
 import type { Queryable } from '../database/index.js'
 import { loginFailuresRepository, SWEEP_BATCH } from './login-failures-repository.js'
@@ -40,7 +41,7 @@ export interface LoginThrottle {
   passwordChecks: () => number
 }
 
-type ThrottleConfig = Pick<Config, 'ORCHESTRATOR_SECRET_KEY' | 'LOGIN_SHARED_PENDING_KEYS' | 'ADMIN_USERNAME' | 'LOGIN_FAILURES_MAX' | 'LOGIN_ADDRESS_FAILURES_MAX' | 'LOGIN_FAILURES_WINDOW_MS' |
+type ThrottleConfig = KeyVariables & Pick<Config, 'LOGIN_SHARED_PENDING_KEYS' | 'ADMIN_USERNAME' | 'LOGIN_FAILURES_MAX' | 'LOGIN_ADDRESS_FAILURES_MAX' | 'LOGIN_FAILURES_WINDOW_MS' |
 'LOGIN_GUARD_MAX_ENTRIES' | 'PASSWORD_CHECK_CONCURRENCY' | 'PASSWORD_CHECK_QUEUE'>
 
 export async function loginThrottle (config: ThrottleConfig, users: UsersRepository, db: Queryable, log: FastifyBaseLogger): Promise<LoginThrottle> {
@@ -50,9 +51,10 @@ export async function loginThrottle (config: ThrottleConfig, users: UsersReposit
     windowMs: config.LOGIN_FAILURES_WINDOW_MS,
     maxEntries: config.LOGIN_GUARD_MAX_ENTRIES
   })
-  // The keys of the shared counts are HMACs every instance with the same ORCHESTRATOR_SECRET_KEY
-  // makes alike; without it (one instance, the embedded database) a key of this process will do.
-  const sharedKey = config.ORCHESTRATOR_SECRET_KEY === undefined ? randomBytes(32) : deriveSubkey(config.ORCHESTRATOR_SECRET_KEY, 'login-failures')
+  // The keys of the shared counts are HMACs every instance with the same SECRET_KEY makes alike;
+  // without it (one instance, the embedded database) a key of this process will do.
+  const secret = keySettings(config).secret
+  const sharedKey = secret === undefined ? randomBytes(32) : deriveSubkey(secret, 'login-failures')
   const repository = loginFailuresRepository(db, config.LOGIN_FAILURES_WINDOW_MS)
   let lastSweep = -Infinity
   const shared = new SharedFailureCounts({

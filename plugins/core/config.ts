@@ -5,6 +5,7 @@ import { parseBundleVersion } from '../../lib/configuration/maintenance-version.
 import { parseGitProviders, type GitProviders } from '../../lib/git/providers.js'
 import { parseAllowedSpecialPaths, type SpecialPath } from '../../lib/git/paths.js'
 import { tracingSettings, type TracingSettings } from '../../lib/tracing/settings.js'
+import { checkKeySettings } from '../../lib/secrets/key-settings.js'
 import packageJson from '../../package.json' with { type: 'json' }
 
 // Every setting the service reads, with its default. The only place that reads the environment.
@@ -65,8 +66,11 @@ export const ConfigSchema = Type.Object({
   // The clone cache under DATA_DIR/git: total size and number of repositories, least recently used evicted.
   GIT_CACHE_MAX_BYTES: Type.Integer({ minimum: 1024 * 1024, default: 2 * 1024 * 1024 * 1024 }),
   GIT_CACHE_MAX_REPOSITORIES: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 256 }),
+  // The key that seals stored secrets (lib/secrets/), and the keys that sealed them before it.
+  SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
+  SECRET_KEY_PREVIOUS: Type.Optional(Type.String({ pattern: '^\\s*[^,\\s][^,]{31,}(,\\s*[^,\\s][^,]{31,})*\\s*$' })),
+  // The old names of SECRET_KEY and SECRET_KEY_PREVIOUS, still read.
   ORCHESTRATOR_SECRET_KEY: Type.Optional(Type.String({ minLength: 32 })),
-  // Comma-separated keys that sealed values before ORCHESTRATOR_SECRET_KEY: still opened, sealed again under it.
   ORCHESTRATOR_SECRET_KEY_PREVIOUS: Type.Optional(Type.String({ pattern: '^\\s*[^,\\s][^,]{31,}(,\\s*[^,\\s][^,]{31,})*\\s*$' })),
   ORCHESTRATOR_ADAPTER_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 2000 }),
   ORCHESTRATOR_POOL_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 256, default: 10 }),
@@ -146,6 +150,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, options: { dot
   if (!gitProviders.ok) throw new ConfigError(`Invalid configuration: ${gitProviders.reason}`)
   const gitAllowedSpecialPaths = parseAllowedSpecialPaths(config.GIT_ALLOWED_SPECIAL_PATHS)
   if (!gitAllowedSpecialPaths.ok) throw new ConfigError(`Invalid configuration: ${gitAllowedSpecialPaths.reason}`)
+  const keys = checkKeySettings(config)
+  if (!keys.ok) throw new ConfigError(`Invalid configuration: ${keys.reason}`)
   const tracing = tracingSettings(config)
   if (!tracing.ok) throw new ConfigError(`Invalid configuration: ${tracing.reason}`)
   return { ...config, gitProviders: gitProviders.value, gitAllowedSpecialPaths: gitAllowedSpecialPaths.value, tracing: tracing.value }

@@ -10,6 +10,7 @@ import { trustProxy } from '../../lib/http/public-url.js'
 import { MalformedRequest, MalformedUrl, PathParameterTooLong, toErrorBody, type CatalogErrorConstructor } from '../../lib/http/errors.js'
 import { requestIdGenerator } from '../../lib/http/ids.js'
 import { freeFormKeywords } from '../../lib/http/free-form.js'
+import { guardNumbers, type Validator } from '../../lib/http/finite-numbers.js'
 import { withoutQueryToken } from '../../lib/auth/tokens.js'
 
 /**
@@ -57,7 +58,8 @@ function schemaCompilers (): NonNullable<FastifyServerOptions['schemaController'
     const keywords = freeFormKeywords
     const strict = factory(externalSchemas, { customOptions: { coerceTypes: false, removeAdditional: false, keywords } }) as unknown as RouteValidatorCompiler
     const lenient = factory(externalSchemas, { customOptions: { coerceTypes: 'array', removeAdditional: false, keywords } }) as unknown as RouteValidatorCompiler
-    const compile: RouteValidatorCompiler = (route) => route.httpPart === 'body' ? strict(route) : lenient(route)
+    // There, too, a number must be finite and an integer safe (lib/http/finite-numbers.ts).
+    const compile: RouteValidatorCompiler = (route) => route.httpPart === 'body' ? strict(route) : guardNumbers(route.schema, lenient(route) as Validator)
     return compile as unknown as ReturnType<BuildCompilerFromPool>
   }
   // Responses are serialised by Fastify's own compiler (fast-json-stringify), from the schemas as written.

@@ -1,8 +1,8 @@
 // Each user's own Git token per provider, sealed at rest with the key of adapter passwords
-// (lib/auth/secret-box.ts): written and removed through the API, read only to talk to the provider.
+// (lib/secrets/secret-box.ts): written and removed through the API, read only to talk to the provider.
 import type { Queryable } from '../database/index.js'
 import type { SecretSealer } from '../core/secrets.js'
-import { SecretKeyMismatch } from '../../lib/auth/secret-box.js'
+import { SecretKeyMismatch } from '../../lib/secrets/secret-box.js'
 import { CredentialUnreadable } from '../../lib/git/errors.js'
 import type { GitProvider } from '../../lib/git/providers.js'
 import type { UserGitCredentials } from './transport.js'

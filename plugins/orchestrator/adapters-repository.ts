@@ -5,7 +5,7 @@ import { ADAPTER_DEFAULTS, ADAPTER_LIST, type Adapter, type AdapterCreate, type 
 import { listStatements, readPage, type ListRequest } from '../../lib/lists/list-query.js'
 import { AdapterSecretUnreadable } from '../../lib/orchestrator/errors.js'
 import { foldAdapterId } from '../../lib/orchestrator/adapter-id.js'
-import { SecretKeyMismatch } from '../../lib/auth/secret-box.js'
+import { SecretKeyMismatch } from '../../lib/secrets/secret-box.js'
 import type { SecretSealer } from '../core/secrets.js'
 
 interface AdapterRow {

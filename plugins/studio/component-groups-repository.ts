@@ -146,6 +146,33 @@ export function componentGroupsRepository (db: Db, history: HistorySettings = DE
     }
   }
 
+  /** One try of a restore; 'back': the deleted group was brought back meanwhile. */
+  async function restoreOnce (user: GbacUser, id: string, version: number, expected: ExpectedVersions, actor: Actor): Promise<RestoreOutcome | 'back'> {
+    const present = await current(id)
+    if (present !== undefined || !bypassesGbac(user)) {
+      if (present === undefined || !mayRead(user, present)) return { refusal: 'not-found' }
+      const source = await versions.version(id, version)
+      if (source?.document === undefined) return { refusal: 'version-not-found' }
+      const params = replaceParams(user, id, toFields(source.document), expected, recorded('restore', actor))
+      return await conditionalWrite(user, id, expected, async () => (await db.query<Row>(REPLACE_SQL, params)).rows[0])
+    }
+    const latest = await versions.latest(id)
+    if (latest === undefined) return { refusal: 'not-found' }
+    if (latest.action !== 'delete') return 'back'
+    if (!matchesVersion(expected, latest.version)) return { refusal: 'stale' }
+    const source = await versions.version(id, version)
+    if (source?.document === undefined) return { refusal: 'version-not-found' }
+    try {
+      const { rows } = await db.query<Row>(RESTORE_DELETED_SQL,
+        [id, ...fieldParams(toFields(source.document)), latest.version + 1, ...recorded('restore', actor)])
+      return rows[0] === undefined ? 'back' : { doc: toDoc(rows[0]) }
+    } catch (err) {
+      // The name may be taken by this very group, brought back by a concurrent restore.
+      if (isUniqueViolation(err)) return await current(id) === undefined ? { refusal: 'name-taken' } : 'back'
+      throw err
+    }
+  }
+
   return {
     /** The trigrams most names share (see FREQUENT_NAME_TRIGRAMS_SQL), read again once a minute. */
     frequentNameTrigrams,
@@ -206,26 +233,12 @@ export function componentGroupsRepository (db: Db, history: HistorySettings = DE
      * at the version after its delete, which is then what `expected` names.
      */
     async restore (user: GbacUser, id: string, version: number, expected: ExpectedVersions, actor: Actor): Promise<RestoreOutcome> {
-      const present = await current(id)
-      if (present !== undefined || !bypassesGbac(user)) {
-        if (present === undefined || !mayRead(user, present)) return { refusal: 'not-found' }
-        const source = await versions.version(id, version)
-        if (source?.document === undefined) return { refusal: 'version-not-found' }
-        const params = replaceParams(user, id, toFields(source.document), expected, recorded('restore', actor))
-        return await conditionalWrite(user, id, expected, async () => (await db.query<Row>(REPLACE_SQL, params)).rows[0])
-      }
-      const latest = await versions.latest(id)
-      if (latest?.action !== 'delete') return { refusal: 'not-found' }
-      if (!matchesVersion(expected, latest.version)) return { refusal: 'stale' }
-      const source = await versions.version(id, version)
-      if (source?.document === undefined) return { refusal: 'version-not-found' }
-      try {
-        const { rows } = await db.query<Row>(RESTORE_DELETED_SQL,
-          [id, ...fieldParams(toFields(source.document)), latest.version + 1, ...recorded('restore', actor)])
-        return rows[0] === undefined ? { refusal: 'changed' } : { doc: toDoc(rows[0]) }
-      } catch (err) {
-        if (isUniqueViolation(err)) return { refusal: 'name-taken' }
-        throw err
+      for (let attempt = 1; ; attempt++) {
+        const outcome = await restoreOnce(user, id, version, expected, actor)
+        if (outcome !== 'back') return outcome
+        // Another write brought the group back between our reads: judged again as it is now (a
+        // replacement then, which If-Match naming the delete finds stale: a 409, not a 404).
+        if (attempt === WRITE_ATTEMPTS) return { refusal: 'changed' }
       }
     }
   }

@@ -1,4 +1,4 @@
-// Rotating ORCHESTRATOR_SECRET_KEY: previous keys still open what they sealed, reading or
+// Rotating SECRET_KEY (here under its old name, ORCHESTRATOR_SECRET_KEY): previous keys still open what they sealed, reading or
 // `npm run reseal` seals it again under the new key, and a value no key opens is a clear 503.
 import t from 'tap'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
@@ -6,10 +6,11 @@ import os from 'node:os'
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import path from 'node:path'
-import { KEY_FILE, previousSecrets, secretSealer } from '../../../plugins/core/secrets.js'
+import { KEY_FILE, secretSealer } from '../../../plugins/core/secrets.js'
+import { previousSecrets } from '../../../lib/secrets/key-settings.js'
 import { resealAll } from '../../../plugins/core/reseal.js'
 import { gitCredentialsStore } from '../../../plugins/git/credentials-store.js'
-import { deriveKey, keyId, sealedKeyId, SecretKeyMismatch } from '../../../lib/auth/secret-box.js'
+import { deriveKey, keyId, sealedKeyId, SecretKeyMismatch } from '../../../lib/secrets/secret-box.js'
 import type { GitProvider } from '../../../lib/git/providers.js'
 import { ADMIN, adminAuth, buildTestApp, createUser, createTestDatabase, testConfig, testDatabases, type TestApp } from '../../helper.js'
 import { createAdapter, nsoAdapter, startNso } from '../../helpers/nso.js'
@@ -142,12 +143,12 @@ t.test('npm run reseal: the command reports what it did, and exits 1 when a valu
     const [code] = await once(child, 'close') as [number]
     return { code, out, err }
   }
-  const moved = await command({ ORCHESTRATOR_SECRET_KEY: NEW, ORCHESTRATOR_SECRET_KEY_PREVIOUS: OLD })
+  const moved = await command({ SECRET_KEY: NEW, SECRET_KEY_PREVIOUS: OLD })
   t.equal(moved.code, 0, moved.err)
   t.match(moved.out, /Resealed: 1, already under the current key: 0, unreadable: 0/)
-  const lost = await command({ ORCHESTRATOR_SECRET_KEY: OTHER })
+  const lost = await command({ SECRET_KEY: OTHER })
   t.equal(lost.code, 1)
-  t.match(lost.err, /orchestrator_adapters nso: sealed with a key that neither ORCHESTRATOR_SECRET_KEY nor ORCHESTRATOR_SECRET_KEY_PREVIOUS opens/)
+  t.match(lost.err, /orchestrator_adapters nso: sealed with a key that neither SECRET_KEY nor SECRET_KEY_PREVIOUS opens/)
   const invalid = await command({ ORCHESTRATOR_SECRET_KEY_PREVIOUS: 'short' })
   t.equal(invalid.code, 1)
   t.match(invalid.err, /ORCHESTRATOR_SECRET_KEY_PREVIOUS/)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { SecretKeyMismatch, deriveKey, generateSecret, keyId, open, seal } from '../../../lib/auth/secret-box.js'
+import { SecretKeyMismatch, deriveKey, generateSecret, keyId, open, seal } from '../../../lib/secrets/secret-box.js'
 
 const key = deriveKey('a-secret-of-at-least-thirty-two-characters')
 const other = deriveKey('another-secret-of-at-least-thirty-two-chars')

@@ -1,8 +1,8 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto'
 
-// Adapter passwords have to be sent upstream, so they cannot be hashed: they are encrypted at rest
-// with AES-256-GCM. A database dump or backup alone does not reveal them; the key lives outside
-// the database (ORCHESTRATOR_SECRET_KEY, or a key file under DATA_DIR).
+// Secrets the service must send on (adapter passwords, users' Git tokens) cannot be hashed: they
+// are encrypted at rest with AES-256-GCM. A database dump or backup alone does not reveal them; the
+// key lives outside the database (SECRET_KEY, or a key file under DATA_DIR).
 
 const VERSION = 'v1'
 const IV_BYTES = 12

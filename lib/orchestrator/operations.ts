@@ -114,6 +114,23 @@ export function actionOutput (document: unknown): Record<string, unknown> | unde
   return isObject(output) ? output : undefined
 }
 
+/**
+ * What an apply-template output says went wrong, if anything: NSO 6.x answers
+ * `{"apply-template-result":[{device, result: "ok" | "no-namespace", info?}]}` (200) and a result
+ * other than `ok` means nothing was applied; NSO 5.x answers no output (204) on success.
+ */
+export function templateProblem (output: Record<string, unknown> | undefined): string | undefined {
+  const results = output?.['apply-template-result']
+  for (const entry of Array.isArray(results) ? results : []) {
+    const result = isObject(entry) ? entry.result : undefined
+    if (result !== undefined && result !== 'ok') {
+      const info = isObject(entry) ? entry.info : undefined
+      return typeof info === 'string' ? `${String(result)}: ${info}` : String(result)
+    }
+  }
+  return undefined
+}
+
 /** A value as an XPath 1.0 string literal: NSO evaluates template variables as XPath. */
 export function xpathLiteral (value: string): string {
   if (!value.includes("'")) return `'${value}'`

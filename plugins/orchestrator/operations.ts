@@ -8,7 +8,7 @@ import { DeviceNotFound, UnsupportedNed, UpstreamInvalidJson } from '../../lib/o
 import {
   actionOutput, ADD_LOCK_PATH, addLockBody, applyTemplateBody, applyTemplatePath, AUTH_GROUPS_PATH, connectPath, DEVICE_NAMES_PATH,
   deviceLookupPath, deviceTypePath, execAnyBody, execAnyPath, filterNames, listLeaves, mapBounded, NED_IDS_PATH, nedIdOf,
-  nsoErrorMessage, readJson, sortedUnique, statsModuleOf, YANG_DATA_JSON
+  nsoErrorMessage, readJson, sortedUnique, statsModuleOf, templateProblem, YANG_DATA_JSON
 } from '../../lib/orchestrator/operations.js'
 import { OPERATION_ANSWER_MAX_BYTES, type OrchestratorClient } from './client.js'
 
@@ -194,8 +194,10 @@ export function nsoOperations (client: OrchestratorClient, adapterIds: () => Pro
           return { device: pair.device, template: pair.template, success: false, result: err.message, code: 'DEVICE_NOT_FOUND' }
         }
         try {
-          const answer = await rest(id, ctx, 'POST', applyTemplatePath(pair.device), applyTemplateBody(pair.template, pair.variables))
-          return { device: pair.device, template: pair.template, adapterId: id, success: true, result: actionOutput(answer) ?? null }
+          const output = actionOutput(await rest(id, ctx, 'POST', applyTemplatePath(pair.device), applyTemplateBody(pair.template, pair.variables)))
+          const problem = templateProblem(output)
+          if (problem !== undefined) return { device: pair.device, template: pair.template, adapterId: id, success: false, result: problem, code: 'TEMPLATE_NOT_APPLIED' }
+          return { device: pair.device, template: pair.template, adapterId: id, success: true, result: output ?? null }
         } catch (err) {
           const failure = entryFailure(err)
           return { device: pair.device, template: pair.template, adapterId: id, success: false, ...failure }

@@ -331,7 +331,11 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
       return await withJsonRpcSession({
         adapterId: id,
         credentials: { user: conn.adapter.username, passwd: conn.adapter.password },
-        send: async (request) => await send(id, request, { maxBytes: OPERATION_ANSWER_MAX_BYTES, ...(options.caller === undefined ? {} : { caller: options.caller }) }),
+        // A logout goes even when the caller has left: NSO would keep the session until it times out.
+        send: async (request) => await send(id, request, {
+          maxBytes: OPERATION_ANSWER_MAX_BYTES,
+          ...(options.caller === undefined || request.rpcMethod === 'logout' ? {} : { caller: options.caller })
+        }),
         ...(options.onTraceId === undefined ? {} : { onTraceId: options.onTraceId })
       }, work)
     },

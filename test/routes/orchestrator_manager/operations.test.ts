@@ -301,12 +301,20 @@ t.test('NSO Manager operations', async (t) => {
   })
 
   t.test('an answer past the operations\' bound is a 502 UPSTREAM_RESPONSE_TOO_LARGE', async (t) => {
+    // An adapter with a deadline far beyond the time 32 MiB take on a busy machine: the bound decides.
+    await createAdapter(app, nsoAdapter('a-slow', a, { timeoutMs: 600000 }))
+    t.teardown(async () => { await app.inject({ method: 'DELETE', url: '/orchestrator_manager/adapters/a-slow', headers: { authorization: adminAuth } }) })
     a.raw.set('/restconf/data/tailf-ncs:devices/device', { contentType: 'application/yang-data+json', body: Buffer.alloc(OPERATION_ANSWER_MAX_BYTES + 1, 0x20) })
-    const { status, body } = await call('GET', '/nso_manager/devices/a-lab/ce')
+    const { status, body } = await call('GET', '/nso_manager/devices/a-slow/ce')
     t.equal(status, 502)
-    t.match(body, { code: 'UPSTREAM_RESPONSE_TOO_LARGE', message: /"a-lab"/ })
+    t.match(body, { code: 'UPSTREAM_RESPONSE_TOO_LARGE', message: /"a-slow"/ })
+    // Without a Content-Length: cut once the bound is passed, not read to its end.
+    a.raw.set('/restconf/data/tailf-ncs:devices/device', { contentType: 'application/yang-data+json', body: Buffer.alloc(OPERATION_ANSWER_MAX_BYTES * 2, 0x20), chunked: true })
+    t.match(await call('GET', '/nso_manager/devices/a-slow/ce'), { status: 502, body: { code: 'UPSTREAM_RESPONSE_TOO_LARGE' } })
+    const outcome = a.rawOutcomes.at(-1)
+    t.ok(outcome !== undefined && outcome.written < OPERATION_ANSWER_MAX_BYTES * 2, 'the rest was never sent')
     a.raw.set('/restconf/data/tailf-ncs:devices/device', { contentType: 'application/yang-data+json', body: '{"tailf-ncs:device":[', chunked: true })
-    t.match(await call('GET', '/nso_manager/devices/a-lab/ce'), { status: 502, body: { code: 'UPSTREAM_INVALID_JSON' } })
+    t.match(await call('GET', '/nso_manager/devices/a-slow/ce'), { status: 502, body: { code: 'UPSTREAM_INVALID_JSON' } })
   })
 
   t.test('operations are admin only, and whoami lists them by the platform\'s names', async (t) => {

@@ -9,6 +9,8 @@ export const MAX_DEVICES = 100
 export const MAX_COMMANDS = 50
 export const MAX_TEMPLATES = 100
 export const MAX_VARIABLES = 100
+/** runCommand(s): devices times commands, at most (each one NSO call under the adapter's deadline). */
+export const MAX_DEVICE_COMMANDS = 500
 
 // No control characters anywhere: names go into paths, commands into a device's CLI.
 const PRINTABLE = '^[^\\x00-\\x1f\\x7f]+$'

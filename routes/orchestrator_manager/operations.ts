@@ -8,7 +8,7 @@ import { errorResponses } from '../../schemas/common.js'
 import { UpstreamErrorResponse } from '../../schemas/orchestrator.js'
 import {
   AdapterParam, AdapterSubstringParams, ApplyTemplatesBody, ApplyTemplatesResponse, IsAliveBody, IsAliveResponse, LockItemBody, LockItemResponse,
-  NameList, RunActionBody, RunActionResponse, RunCommandBody, RunCommandResponse, RunCommandsBody, RunCommandsResponse, SubstringParams
+  MAX_DEVICE_COMMANDS, NameList, RunActionBody, RunActionResponse, RunCommandBody, RunCommandResponse, RunCommandsBody, RunCommandsResponse, SubstringParams
 } from '../../schemas/nso-manager.js'
 
 const upstreamErrors = { 502: UpstreamErrorResponse, 504: UpstreamErrorResponse }
@@ -185,6 +185,9 @@ const operations: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }, async (request, reply) => {
     const devices = deviceList(request.body.devices)
+    if (devices.length * request.body.commands.length > MAX_DEVICE_COMMANDS) {
+      throw new InvalidOperationInput(`body/commands: ${request.body.commands.length} commands on ${devices.length} devices are more than ${MAX_DEVICE_COMMANDS} runs in one call; split it`)
+    }
     return await audited(request, reply, 'runCommands', devices.join(','), async (ctx) => await nso.runCommands(devices, request.body.commands, ctx))
   })
 

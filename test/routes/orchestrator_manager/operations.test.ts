@@ -237,6 +237,10 @@ t.test('NSO Manager operations', async (t) => {
     const bad = await call('POST', '/nso_manager/runCommands', { devices: [], commands: ['show clock'] })
     t.match(bad, { status: 400, body: { message: /devices/ } })
     t.match(await call('POST', '/nso_manager/runCommand', { devices: 'ce1', command: 'show\u0007' }), { status: 400, body: { message: /command/ } })
+    const many = await call('POST', '/nso_manager/runCommands', {
+      devices: Array.from({ length: 20 }, (_, i) => `d${i}`), commands: Array.from({ length: 26 }, (_, i) => `show ${i}`)
+    })
+    t.match(many, { status: 400, body: { code: 'INVALID_OPERATION_INPUT', message: /^body\/commands: 26 commands on 20 devices/ } })
   })
 
   for (const flavour of ['nso-5.3', 'nso-6.1'] as const) {

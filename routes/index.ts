@@ -18,6 +18,7 @@ import gitRepositoriesRoutes from './git/repositories.js'
 import gitCredentialsRoutes from './git/credentials.js'
 import orchestratorAdapterRoutes from './orchestrator_manager/adapters.js'
 import orchestratorRelayRoutes from './orchestrator_manager/relay.js'
+import orchestratorOperationRoutes from './orchestrator_manager/operations.js'
 import auditRoutes from './audit/index.js'
 
 /** The contract's prefix of an area and the platform's, for the same routes. */
@@ -64,10 +65,11 @@ const routes: FastifyPluginAsync = async (fastify) => {
     await studio(api, STUDIO.primary)
     await platformPaths(api, STUDIO, studio)
 
-    // Orchestrator: /orchestrator_manager/... and /nso_manager/... (relay and adapters).
+    // Orchestrator: /orchestrator_manager/... and /nso_manager/... (relay, adapters, typed operations).
     const orchestrator = async (scope: FastifyInstance, prefix: string): Promise<void> => {
       await scope.register(orchestratorAdapterRoutes, { prefix: `${prefix}/adapters` })
       await scope.register(orchestratorRelayRoutes, { prefix })
+      await scope.register(orchestratorOperationRoutes, { prefix })
     }
     await orchestrator(api, ORCHESTRATOR.primary)
     await platformPaths(api, ORCHESTRATOR, orchestrator)

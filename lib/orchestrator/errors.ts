@@ -47,3 +47,10 @@ export const RelayCallerGone = defineError<[id: string]>('RELAY_CALLER_GONE',
   'The caller left while its call to orchestrator adapter "%s" waited for a connection: the call was not sent', 499)
 // Only the relay's client refuses calls while the instance closes.
 export const ShuttingDown = defineError('SHUTTING_DOWN', 'The service is shutting down', 503)
+
+// Typed operations (NSO Manager): checks the schema cannot make, and the device no adapter has.
+export const InvalidOperationInput = defineError<[reason: string]>('INVALID_OPERATION_INPUT', '%s', 400)
+export const DeviceNotFound = defineError<[device: string]>('DEVICE_NOT_FOUND', 'No orchestrator adapter has a device "%s"', 404)
+/** runCommand(s): a device entry's failure, never the call's. */
+export const UnsupportedNed = defineError<[device: string, nedId: string]>('UNSUPPORTED_NED',
+  'Device "%s" has NED %s, whose live-status runs no show command here (IOS, IOS XR, NX-OS and ASA NEDs do)', 422)

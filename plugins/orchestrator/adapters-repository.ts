@@ -178,6 +178,12 @@ export function adaptersRepository (db: Queryable, secrets: SecretSealer) {
 
     claimKeys,
 
+    /** Every adapter's id, in id order (the order the typed operations ask them in). */
+    async ids (): Promise<string[]> {
+      const { rows } = await db.query<{ id: string }>('SELECT id FROM orchestrator_adapters ORDER BY id')
+      return rows.map((row) => row.id)
+    },
+
     /** The adapter as the relay uses it, password decrypted; undefined when there is none. */
     async findForRelay (id: string): Promise<RelayAdapter | undefined> {
       const { rows } = await db.query<RelayRow>(

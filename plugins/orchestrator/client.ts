@@ -13,11 +13,12 @@ import { withDetails } from '../../lib/http/errors.js'
 import { decodedBody, parseContentEncoding } from '../../lib/orchestrator/content-encoding.js'
 import { answersAccept, type RelayMethod } from '../../lib/orchestrator/relay-request.js'
 import {
-  decodedErrorAnswer, isClosedPoolError, isUpstreamSuccess, upstreamFailure, upstreamStatusError, upstreamUnexpectedMediaType, type UpstreamAnswer
+  decodedErrorAnswer, isClosedPoolError, isUpstreamSuccess, upstreamFailure, upstreamStatusError, upstreamUnexpectedMediaType, WHOLE_ANSWER_MAX_BYTES, type UpstreamAnswer
 } from '../../lib/orchestrator/upstream.js'
 import type { RelayAdapter } from './adapters-repository.js'
 import { StreamingExchange, type UpstreamResponse } from './exchange.js'
 import { relayTrace } from './tracing.js'
+import { withJsonRpcSession, type JsonRpcSession } from './json-rpc.js'
 
 export type { UpstreamResponse } from './exchange.js'
 
@@ -29,11 +30,20 @@ export interface UpstreamRequest {
   accept: string
   /** Absent: no body (and no Content-Type) at all. */
   body?: { text: string, contentType: string }
+  /** A JSON-RPC session's cookie (plugins/orchestrator/json-rpc.ts); the caller's never go upstream. */
+  cookie?: string
+  /** The JSON-RPC method of the call, for its span. */
+  rpcMethod?: string
 }
 
 // A full configuration read with ?deep can be tens of megabytes; far beyond that is a runaway.
 // Answers stream through, so this bounds time and traffic, not memory.
 export const MAX_UPSTREAM_RESPONSE_BYTES = 64 * 1024 * 1024
+/**
+ * The typed operations (lib/orchestrator/operations.ts) read NSO's answers whole, to parse them:
+ * one answer past this is a 502 UPSTREAM_RESPONSE_TOO_LARGE, which bounds memory per call.
+ */
+export const OPERATION_ANSWER_MAX_BYTES = 16 * 1024 * 1024
 
 interface Connection {
   adapter: RelayAdapter
@@ -185,6 +195,7 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
     // Only these headers go upstream: the caller's (its Authorization above all) never do.
     const headers: Record<string, string> = { authorization: conn.authorization, accept: request.accept }
     if (request.body !== undefined) headers['content-type'] = request.body.contentType
+    if (request.cookie !== undefined) headers.cookie = request.cookie
     const { timeoutMs } = conn.adapter
     conn.active++
     conn.usedAt = now()
@@ -196,7 +207,7 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
     const answered = (err: unknown, nsoStatus: number): Error =>
       upstreamFailure(id, err, { timeoutMs, maxBytes: MAX_UPSTREAM_RESPONSE_BYTES }, nsoStatus)
     const path = upstreamPath(conn.base, request.path)
-    const trace = tracer === undefined ? undefined : relayTrace(tracer, { adapter: id, origin: conn.base.origin, method: request.method, path }, headers)
+    const trace = tracer === undefined ? undefined : relayTrace(tracer, { adapter: id, origin: conn.base.origin, method: request.method, path, rpcMethod: request.rpcMethod }, headers)
     return new Promise((resolve, reject) => {
       const exchange = new StreamingExchange({
         resolve,
@@ -245,8 +256,9 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
       tooLarge: () => new UpstreamResponseTooLarge(id, MAX_UPSTREAM_RESPONSE_BYTES),
       undecodable: (reason) => new UpstreamInvalidEncoding(id, reason)
     })
-    // The decoded length is not known in advance.
-    return { ...answer, contentEncoding: undefined, contentLength: undefined, body }
+    // The decoded length is not known in advance; a `whole` body would be the encoded bytes.
+    const { whole: _encoded, ...fields } = answer
+    return { ...fields, contentEncoding: undefined, contentLength: undefined, body }
   }
 
   async function exchange (id: string, request: UpstreamRequest, wholeBelow: number | undefined, caller: Caller | undefined): Promise<UpstreamResponse> {
@@ -270,18 +282,62 @@ export function orchestratorClient (options: OrchestratorClientOptions) {
     }
   }
 
+  /**
+   * As `open`, decoded, with the whole body read: at most `maxBytes` (default
+   * MAX_UPSTREAM_RESPONSE_BYTES), past which it is a 502 UPSTREAM_RESPONSE_TOO_LARGE.
+   */
+  async function send (id: string, request: UpstreamRequest, options: { maxBytes?: number, caller?: Caller } = {}): Promise<UpstreamAnswer & { setCookie?: string[] | undefined }> {
+    const maxBytes = options.maxBytes ?? MAX_UPSTREAM_RESPONSE_BYTES
+    const answer = await open(id, request, { decode: true, wholeBelow: Math.min(maxBytes, WHOLE_ANSWER_MAX_BYTES), ...(options.caller === undefined ? {} : { caller: options.caller }) })
+    const fields = {
+      status: answer.status,
+      contentType: answer.contentType,
+      ...(answer.traceId === undefined ? {} : { traceId: answer.traceId }),
+      ...(answer.setCookie === undefined ? {} : { setCookie: answer.setCookie })
+    }
+    if (answer.whole !== undefined && answer.whole.length <= maxBytes) return { ...fields, body: answer.whole }
+    if (answer.contentLength !== undefined && answer.contentLength > maxBytes) {
+      answer.body.destroy()
+      throw new UpstreamResponseTooLarge(id, maxBytes)
+    }
+    const chunks: Buffer[] = []
+    let bytes = 0
+    for await (const chunk of answer.body) {
+      bytes += (chunk as Buffer).length
+      if (bytes > maxBytes) {
+        answer.body.destroy()
+        throw new UpstreamResponseTooLarge(id, maxBytes)
+      }
+      chunks.push(chunk as Buffer)
+    }
+    return { ...fields, body: Buffer.concat(chunks) }
+  }
+
   const failure = (id: string, conn: Connection, err: unknown): Error =>
     err instanceof HttpError ? err : upstreamFailure(id, err, { timeoutMs: conn.adapter.timeoutMs, maxBytes: MAX_UPSTREAM_RESPONSE_BYTES })
 
   return {
     open,
 
-    /** As `open`, decoded, with the whole body read (at most MAX_UPSTREAM_RESPONSE_BYTES). */
-    async send (id: string, request: UpstreamRequest): Promise<UpstreamAnswer> {
-      const answer = await open(id, request, { decode: true })
-      const chunks: Buffer[] = []
-      for await (const chunk of answer.body) chunks.push(chunk as Buffer)
-      return { status: answer.status, contentType: answer.contentType, body: Buffer.concat(chunks) }
+    send,
+
+    /**
+     * Runs `work` in a JSON-RPC session on adapter `id`, logged in with the adapter's credentials
+     * and logged out however `work` ends (plugins/orchestrator/json-rpc.ts).
+     */
+    async jsonRpcSession<T> (id: string, work: (session: JsonRpcSession) => Promise<T>, options: { caller?: Caller, onTraceId?: (traceId: string) => void } = {}): Promise<T> {
+      const conn = await connection(id)
+      if (conn === undefined) throw new AdapterNotFound(id)
+      return await withJsonRpcSession({
+        adapterId: id,
+        credentials: { user: conn.adapter.username, passwd: conn.adapter.password },
+        // A logout goes even when the caller has left: NSO would keep the session until it times out.
+        send: async (request) => await send(id, request, {
+          maxBytes: OPERATION_ANSWER_MAX_BYTES,
+          ...(options.caller === undefined || request.rpcMethod === 'logout' ? {} : { caller: options.caller })
+        }),
+        ...(options.onTraceId === undefined ? {} : { onTraceId: options.onTraceId })
+      }, work)
     },
 
     /** Drops adapter `id` (changed or deleted here): its pool closes once its requests are done. */

@@ -21,6 +21,8 @@ export interface UpstreamResponse {
   location?: string | undefined
   /** NSO's X-Cisco-NSO-Trace-ID, when it sent one. */
   traceId?: string | undefined
+  /** The Set-Cookie lines, when there were any (a JSON-RPC login's session). */
+  setCookie?: string[] | undefined
   /** The whole body, when the call asked for small answers whole (ExchangeOptions.wholeBelow) and this one was. */
   whole?: Buffer
   body: Readable
@@ -32,6 +34,8 @@ export interface ExchangeTrace {
   connected: () => void
   /** The answer's status (the last one: 1xx are skipped). */
   status: (code: number) => void
+  /** NSO's X-Cisco-NSO-Trace-ID of the answer, when it sent one. */
+  nsoTraceId?: (id: string) => void
   /** The exchange is over, however it ended; `err` when it failed. */
   end: (err?: unknown) => void
 }
@@ -78,6 +82,7 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
   #contentLength: number | undefined
   #location: string | undefined
   #traceId: string | undefined
+  #setCookie: string[] | undefined
   // A 2xx of a type not asked for: a success only if it turns out bodiless.
   #unexpected = false
   #body: UpstreamBody | undefined
@@ -123,7 +128,9 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
         if (Number.isSafeInteger(length) && length >= 0) this.#contentLength = length
       } else if (name === 'location') this.#location = (rawHeaders[i + 1] as Buffer).toString('latin1')
       else if (name === 'x-cisco-nso-trace-id') this.#traceId = (rawHeaders[i + 1] as Buffer).toString('latin1')
+      else if (name === 'set-cookie') (this.#setCookie ??= []).push((rawHeaders[i + 1] as Buffer).toString('latin1'))
     }
+    if (this.#traceId !== undefined) this.options.trace?.nsoTraceId?.(this.#traceId)
     this.#resume = resume
     if (!isUpstreamSuccess(statusCode)) {
       this.#errorChunks = []
@@ -150,7 +157,8 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
       contentEncoding: this.#contentEncoding,
       contentLength: this.#contentLength,
       ...(this.#location === undefined ? {} : { location: this.#location }),
-      ...(this.#traceId === undefined ? {} : { traceId: this.#traceId })
+      ...(this.#traceId === undefined ? {} : { traceId: this.#traceId }),
+      ...(this.#setCookie === undefined ? {} : { setCookie: this.#setCookie })
     }
   }
 

@@ -1,14 +1,17 @@
 // The orchestrator area's plugin: the adapters registry (fastify.adaptersRepository), the relay's
-// client (fastify.orchestrator) with its pools closed on close, and the pools' metrics gauge.
+// client (fastify.orchestrator) with its pools closed on close, the platform's typed operations
+// over it (fastify.nsoOperations), and the pools' metrics gauge.
 import fp from 'fastify-plugin'
 import { Gauge } from 'prom-client'
 import { adaptersRepository, type AdaptersRepository } from './adapters-repository.js'
 import { orchestratorClient, type OrchestratorClient } from './client.js'
+import { nsoOperations, type NsoOperations } from './operations.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     adaptersRepository: AdaptersRepository
     orchestrator: OrchestratorClient
+    nsoOperations: NsoOperations
   }
 }
 
@@ -31,6 +34,7 @@ export default fp(async (fastify) => {
     tracer: fastify.tracer
   })
   fastify.decorate('orchestrator', client)
+  fastify.decorate('nsoOperations', nsoOperations(client, async () => await repository.ids()))
   fastify.addHook('onClose', async () => { await client.close() })
   // /metrics is open to anyone unless METRICS_AUTH is on: adapter ids (names of sites and
   // customers) label the series only behind admin credentials; otherwise the pools are summed.

@@ -9,7 +9,7 @@ import type { ExchangeTrace } from './exchange.js'
  * Starts the call's span under the current one and writes its traceparent into `headers` (the
  * headers that go upstream). The span ends with the exchange, body included.
  */
-export function relayTrace (tracer: Tracer, call: { adapter: string, origin: string, method: string, path: string }, headers: Record<string, string>): ExchangeTrace {
+export function relayTrace (tracer: Tracer, call: { adapter: string, origin: string, method: string, path: string, rpcMethod?: string | undefined }, headers: Record<string, string>): ExchangeTrace {
   const origin = new URL(call.origin)
   const span = tracer.startSpan(`orchestrator ${call.method}`, {
     kind: SpanKind.CLIENT,
@@ -19,7 +19,8 @@ export function relayTrace (tracer: Tracer, call: { adapter: string, origin: str
       // Without the query: the path says what was asked, the query may carry anything.
       'url.path': pathOf(call.path),
       'server.address': origin.hostname,
-      'server.port': Number(origin.port === '' ? (origin.protocol === 'https:' ? 443 : 80) : origin.port)
+      'server.port': Number(origin.port === '' ? (origin.protocol === 'https:' ? 443 : 80) : origin.port),
+      ...(call.rpcMethod === undefined ? {} : { 'rpc.system': 'jsonrpc', 'rpc.method': call.rpcMethod })
     }
   })
   const callContext = trace.setSpan(context.active(), span)
@@ -37,6 +38,9 @@ export function relayTrace (tracer: Tracer, call: { adapter: string, origin: str
     status (code) {
       span.setAttribute('http.response.status_code', code)
       if (!isUpstreamSuccess(code)) span.setStatus({ code: SpanStatusCode.ERROR })
+    },
+    nsoTraceId (id) {
+      span.setAttribute('nso.trace_id', id)
     },
     end (err) {
       endWait()

@@ -81,3 +81,106 @@ export class OperationIds {
     return id
   }
 }
+
+/** A list's bracket filters: the fields they may name and each value's bounds. */
+export interface BracketFilters {
+  fields: readonly string[]
+  maxValueLength: number
+  ops: ReadonlyArray<{ op: string, set: boolean, description: string }>
+  maxValues: number
+}
+
+/** What the document's last pass needs of an operation, keyed by its operationId. */
+export interface OperationFacts extends RouteFacts {
+  /** The body schema has a required field (a missing body is refused); undefined: no body schema. */
+  bodyRequired?: boolean
+  brackets?: BracketFilters
+}
+
+// The parts of an OpenAPI 3.0 document this pass reads and writes.
+interface Parameter { name: string, in: string, required?: boolean, schema?: Record<string, unknown>, [key: string]: unknown }
+interface Response { description?: string, headers?: Record<string, unknown>, content?: Record<string, unknown> }
+interface Operation {
+  operationId?: string
+  parameters?: Parameter[]
+  requestBody?: { required?: boolean, content?: Record<string, unknown>, description?: string }
+  responses?: Record<string, Response>
+}
+export interface OpenApiDocument {
+  paths?: Record<string, Record<string, Operation>>
+  [key: string]: unknown
+}
+
+const RETRY_AFTER = { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 0 } }
+
+/** What each status means wherever the service answers it, and the headers it comes with. */
+export const STATUS_MEANINGS: Readonly<Record<string, { description: string, headers?: Record<string, unknown> }>> = {
+  200: { description: 'Success.' },
+  400: { description: 'Bad request: the URL, a parameter or the body is malformed or out of bounds; `message` names the field.' },
+  401: {
+    description: 'Not authenticated: no credentials, or wrong or expired ones.',
+    headers: { 'WWW-Authenticate': { description: 'The challenge: `Basic realm="..."`.', schema: { type: 'string' } } }
+  },
+  403: { description: 'Forbidden: the caller lacks a role (or group) this operation needs.' },
+  404: { description: 'Not found.' },
+  409: { description: 'Conflict with the current state: a name taken, a stale version (If-Match), something already there.' },
+  413: { description: 'Payload too large: the body is over the service\'s limit (BODY_LIMIT).' },
+  414: { description: 'URI too long: a path parameter is over the limit.' },
+  415: { description: 'Unsupported media type: the body is not of a type this operation takes.' },
+  429: { description: 'Too many failed logins from this client: wait for Retry-After.', headers: { 'Retry-After': RETRY_AFTER } },
+  500: { description: 'Internal error.' },
+  501: { description: 'Not implemented.' },
+  502: { description: 'Bad gateway: the upstream service answered with an error or with something unexpected.' },
+  503: {
+    description: 'Service unavailable: overloaded, the database out of reach or an upstream busy; retry after Retry-After when given.',
+    headers: { 'Retry-After': RETRY_AFTER }
+  },
+  504: { description: 'Gateway timeout: the upstream service did not answer in time.' }
+}
+const GENERIC_DESCRIPTIONS = new Set(['Default Response', 'Error'])
+
+/** `equals[name]`, `in[name]`...: the bracket filters of a list, as query parameters a generated client can send. */
+export function bracketParameters (brackets: BracketFilters): Parameter[] {
+  return brackets.fields.flatMap((field) => brackets.ops.map(({ op, set, description }) => {
+    const value = { type: 'string', minLength: 1, maxLength: brackets.maxValueLength }
+    return {
+      name: `${op}[${field}]`,
+      in: 'query',
+      required: false,
+      description: description.replace('%s', field),
+      ...(set ? { style: 'form', explode: true, schema: { type: 'array', items: value, maxItems: brackets.maxValues } } : { schema: value })
+    }
+  }))
+}
+
+/**
+ * The document's last pass, over what the route schemas made of it: parameters with a default
+ * are optional; a body is required only where a missing one is refused, and a POST, PUT or PATCH
+ * without a body schema takes an optional one it ignores; the bracket filters are parameters;
+ * every answer has a description and the headers its status comes with.
+ */
+export function finishOperations (document: OpenApiDocument, facts: ReadonlyMap<string, OperationFacts>): void {
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item)) {
+      const known = operation.operationId === undefined ? undefined : facts.get(operation.operationId)
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.in !== 'path' && parameter.schema?.default !== undefined) parameter.required = false
+      }
+      if (known?.brackets !== undefined) operation.parameters = [...(operation.parameters ?? []), ...bracketParameters(known.brackets)]
+      if (known !== undefined && operation.requestBody !== undefined) operation.requestBody.required = known.bodyRequired !== false
+      if (known?.bodyRequired === undefined && known?.takesBody === true && known.method !== 'DELETE' && operation.requestBody === undefined) {
+        operation.requestBody = {
+          required: false,
+          description: 'None needed: a JSON object, if sent, is ignored.',
+          content: { 'application/json': { schema: { type: 'object' } } }
+        }
+      }
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const meaning = STATUS_MEANINGS[status]
+        if (meaning === undefined) continue
+        if (response.description === undefined || GENERIC_DESCRIPTIONS.has(response.description)) response.description = meaning.description
+        if (meaning.headers !== undefined) response.headers = { ...meaning.headers, ...response.headers }
+      }
+    }
+  }
+}

@@ -2,11 +2,30 @@ import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyRequest, FastifySchema, RouteOptions } from 'fastify'
-import { OperationIds } from '../../lib/http/openapi-contract.js'
+import { Type } from '@sinclair/typebox'
+import {
+  derivedStatuses, finishOperations, OperationIds, routeFacts, type OpenApiDocument, type OperationFacts
+} from '../../lib/http/openapi-contract.js'
+import { BRACKET_FILTERS, LIST_MAX_SET_VALUES, listSpecOf } from '../../lib/lists/list-query.js'
+import { ErrorResponse } from '../../schemas/common.js'
 import packageJson from '../../package.json' with { type: 'json' }
 
 /** A route's schema as the document reads it (the documentation fields Fastify's type leaves out). */
-type DocumentedSchema = FastifySchema & { hide?: boolean, operationId?: string, security?: unknown[] }
+type DocumentedSchema = FastifySchema & { hide?: boolean, operationId?: string, security?: unknown[], response?: Record<string, unknown> }
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route answers errors of its own shape for every status it declares (the OAuth token endpoint). */
+    ownErrors?: boolean
+  }
+}
+
+/** Whether a body schema has a required field (then a request without a body is refused). */
+function requiresBody (body: unknown): boolean {
+  if (typeof body !== 'object' || body === null) return true
+  const { type, required } = body as { type?: unknown, required?: unknown }
+  return type !== 'object' || (Array.isArray(required) && required.length > 0)
+}
 
 /**
  * The OpenAPI 3 document at /openapi.json, built from the route schemas, and Swagger UI at /docs/.
@@ -15,6 +34,7 @@ type DocumentedSchema = FastifySchema & { hide?: boolean, operationId?: string, 
  */
 export default fp(async (fastify) => {
   const ids = new OperationIds()
+  const facts = new Map<string, OperationFacts>()
   await fastify.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -36,7 +56,31 @@ export default fp(async (fastify) => {
       const documented = schema as DocumentedSchema | undefined
       if (documented === undefined || documented.hide === true) return { schema, url }
       const method = [route.method].flat()[0] ?? 'GET'
-      return { schema: { ...documented, operationId: documented.operationId ?? ids.idFor(method, route.url) } as FastifySchema, url }
+      const operationId = documented.operationId ?? ids.idFor(method, route.url)
+      const spec = listSpecOf(documented.querystring)
+      const known: OperationFacts = {
+        ...routeFacts({ method, url: route.url, secured: documented.security !== undefined, neverShed: route.config?.neverShed, ownErrors: route.config?.ownErrors }),
+        ...(documented.body === undefined ? {} : { bodyRequired: requiresBody(documented.body) }),
+        ...(spec === undefined
+          ? {}
+          : { brackets: { fields: Object.keys(spec.filterable), maxValueLength: spec.maxValueLength, ops: BRACKET_FILTERS, maxValues: LIST_MAX_SET_VALUES } })
+      }
+      facts.set(operationId, known)
+      const derived = Object.fromEntries(derivedStatuses(known).map((status) => [status, Type.Ref(ErrorResponse)]))
+      return {
+        schema: {
+          ...documented,
+          operationId,
+          // An open route says so: no credentials needed.
+          security: documented.security ?? [],
+          response: { ...derived, ...documented.response }
+        } as FastifySchema,
+        url
+      }
+    },
+    transformObject: (documentObject) => {
+      if ('openapiObject' in documentObject) finishOperations(documentObject.openapiObject as OpenApiDocument, facts)
+      return 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
     },
     // Shared schemas keep their $id as their component name.
     refResolver: {

@@ -199,12 +199,12 @@ t.test('the OpenAPI document describes the adapter and relay routes; passwords a
   const adapterSchema = create.responses['200'].content['application/json'].schema
   t.ok(adapterSchema.properties.baseUrl, 'the adapter is described')
   t.notOk('password' in adapterSchema.properties, 'no password in a response')
-  t.same(Object.keys(create.responses).sort(), ['200', '400', '401', '403', '409'])
+  t.same(Object.keys(create.responses).sort(), ['200', '400', '401', '403', '409', '413', '415', '429', '503'])
   t.same(create.security, [{ basicAuth: [] }, { bearerAuth: [] }, { cookieAuth: [] }, { queryToken: [] }])
   t.match(create.description, /Roles: admin/)
 
   const action = paths['/orchestrator_manager/restAction/{adapterId}'].post
-  t.same(Object.keys(action.responses).sort(), ['200', '400', '401', '403', '404', '500', '502', '503', '504'])
+  t.same(Object.keys(action.responses).sort(), ['200', '400', '401', '403', '404', '413', '414', '415', '429', '500', '502', '503', '504'])
   t.same(action.requestBody.content['application/json'].schema.required.sort(), ['body', 'params'])
   t.equal(action.requestBody.content['application/json'].schema.additionalProperties, false)
   t.same(action.requestBody.content['application/json'].schema.properties.params.required.sort(), ['accept', 'path'])
@@ -214,7 +214,7 @@ t.test('the OpenAPI document describes the adapter and relay routes; passwords a
   t.same(action.security, [{ basicAuth: [] }, { bearerAuth: [] }, { cookieAuth: [] }, { queryToken: [] }])
 
   const query = paths['/orchestrator_manager/restQuery/{adapterId}'].post
-  t.same(Object.keys(query.responses).sort(), ['200', '400', '401', '403', '404', '500', '502', '503', '504'])
+  t.same(Object.keys(query.responses).sort(), ['200', '400', '401', '403', '404', '413', '414', '415', '429', '500', '502', '503', '504'])
   t.same(Object.keys(query.requestBody.content['application/json'].schema.properties), ['params'])
   const document = query.responses['200'].content['*/*'].schema
   t.same(document.anyOf.map((s: { type: string }) => s.type), ['object', 'array', 'string'], 'a JSON object or array, or text')

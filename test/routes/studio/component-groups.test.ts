@@ -499,12 +499,12 @@ t.test('every component-group route is in the OpenAPI document with its schemas'
   const app = await buildTestApp(t, { database: 'any' })
   const doc = (await app.inject({ url: '/openapi.json' })).json()
   const routes: Array<[string, string, number[]]> = [
-    ['/studio/component-groups', 'get', [200, 400, 401]],
-    ['/studio/component-groups', 'post', [200, 400, 401, 403, 409]],
-    ['/studio/component-groups/import', 'post', [200, 400, 401, 403, 409, 503]],
-    ['/studio/component-groups/{id}', 'get', [200, 400, 401, 404]],
-    ['/studio/component-groups/{id}', 'put', [200, 400, 401, 403, 404, 409]],
-    ['/studio/component-groups/{id}', 'delete', [200, 400, 401, 403, 404, 409]]
+    ['/studio/component-groups', 'get', [200, 400, 401, 429, 503]],
+    ['/studio/component-groups', 'post', [200, 400, 401, 403, 409, 413, 415, 429, 503]],
+    ['/studio/component-groups/import', 'post', [200, 400, 401, 403, 409, 413, 415, 429, 503]],
+    ['/studio/component-groups/{id}', 'get', [200, 400, 401, 404, 414, 429, 503]],
+    ['/studio/component-groups/{id}', 'put', [200, 400, 401, 403, 404, 409, 413, 414, 415, 429, 503]],
+    ['/studio/component-groups/{id}', 'delete', [200, 400, 401, 403, 404, 409, 413, 414, 415, 429, 503]]
   ]
   for (const [path, method, statuses] of routes) {
     const operation = doc.paths[path]?.[method]
@@ -525,8 +525,11 @@ t.test('every component-group route is in the OpenAPI document with its schemas'
   t.same(updated.required.sort(), ['_id', 'description', 'gbacRead', 'gbacWrite', 'members', 'meta', 'name', 'version'])
   const list = doc.paths['/studio/component-groups'].get
   t.same(list.parameters.map((p: { name: string }) => p.name).sort(), [
-    'contains', 'containsField', 'equals', 'equalsField', 'exclude', 'include', 'limit', 'order', 'skip', 'sort', 'starts-with', 'startsWith', 'startsWithField'
+    'contains', 'containsField', 'contains[name]', 'equals', 'equalsField', 'equals[name]', 'exclude', 'in[name]', 'include', 'limit', 'not-in[name]',
+    'order', 'skip', 'sort', 'starts-with', 'starts-with[name]', 'startsWith', 'startsWithField', 'startsWith[name]'
   ])
+  t.notOk(list.parameters.some((p: { required?: boolean }) => p.required === true), 'every list parameter is optional')
+  t.equal(list.parameters.find((p: { name: string }) => p.name === 'limit').schema.default, 25)
   t.same(list.responses['200'].content['application/json'].schema.required.sort(), ['count', 'end', 'items', 'limit', 'next', 'previous', 'skip', 'total'])
   const one = doc.paths['/studio/component-groups/{id}'].get
   t.same(one.parameters.map((p: { in: string, name: string }) => `${p.in}:${p.name}`).sort(), ['path:id', 'query:exclude', 'query:include'])

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { ErrorResponse, FreeFormObject } from './common.js'
+import { component, ErrorResponse, FreeFormObject } from './common.js'
 import { listQuerySchema, pageSchema, type ListSpec } from '../lib/lists/list-query.js'
 
 // Adapter ids are names as users write them (`Local NSO`, `nso-lab_2`): letters (any script),
@@ -45,7 +45,7 @@ const Ca = Type.String({
 
 export const ADAPTER_DEFAULTS = { timeoutMs: 30_000, rejectUnauthorized: true } as const
 
-export const Adapter = Type.Object({
+const AdapterObject = component('Adapter', Type.Object({
   id: AdapterId,
   baseUrl: Type.String(),
   username: Type.String(),
@@ -54,8 +54,9 @@ export const Adapter = Type.Object({
   ca: Type.Union([Type.String(), Type.Null()]),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' })
-}, { description: 'An orchestrator adapter (the password is never returned).' })
-export type Adapter = Static<typeof Adapter>
+}, { description: 'An orchestrator adapter (the password is never returned).' }))
+export const Adapter = Type.Ref(AdapterObject)
+export type Adapter = Static<typeof AdapterObject>
 
 export const AdapterCreate = Type.Object({
   id: AdapterId,
@@ -93,7 +94,7 @@ export const ADAPTER_LIST: ListSpec = {
   maxValueLength: 2048
 }
 
-export const AdapterList = pageSchema(Adapter, 'The adapters of the page (exclude=ca leaves their CA bundles out).')
+export const AdapterList = Type.Ref(component('AdapterPage', pageSchema(AdapterObject, 'The adapters of the page (exclude=ca leaves their CA bundles out).')))
 export const AdapterListQuery = listQuerySchema(ADAPTER_LIST)
 
 // Relay bodies (spec 2.4, 4.4, 4.5). The schema checks shapes; lib/orchestrator/relay-request.ts checks values.
@@ -121,13 +122,13 @@ export const RestActionBody = Type.Object({
 }, { additionalProperties: false })
 export type RestActionBody = Static<typeof RestActionBody>
 
-export const RestActionResponse = Type.Array(Type.Object({
+export const RestActionResponse = Type.Array(Type.Ref(component('RelayResult', Type.Object({
   result: Type.String({ description: 'The orchestrator\'s HTTP status, as text.', examples: ['201', '204', '200'] }),
   data: Type.Optional(Type.Unknown({
     description: 'The orchestrator\'s body, when it sent one: JSON as it came (checked, never rewritten), any other type as text. ' +
       'Written as it arrives: a failure after the reply started cuts the reply short.'
   }))
-}), { description: 'One element per result.' })
+}, { description: 'One result of the orchestrator.' }))), { description: 'One element per result.' })
 
 export const RestQueryBody = Type.Object({
   params: Type.Object({ path: RelayPath, accept: MediaType }, { additionalProperties: false })

@@ -7,7 +7,7 @@ import {
   derivedStatuses, finishOperations, OperationIds, routeFacts, type OpenApiDocument, type OperationFacts
 } from '../../lib/http/openapi-contract.js'
 import { BRACKET_FILTERS, LIST_MAX_SET_VALUES, listSpecOf } from '../../lib/lists/list-query.js'
-import { ErrorResponse } from '../../schemas/common.js'
+import { components, ErrorResponse } from '../../schemas/common.js'
 import packageJson from '../../package.json' with { type: 'json' }
 
 /** A route's schema as the document reads it (the documentation fields Fastify's type leaves out). */
@@ -33,6 +33,9 @@ function requiresBody (body: unknown): boolean {
  * "The OpenAPI document"): a route documents only what is its own.
  */
 export default fp(async (fastify) => {
+  // The named schemas (ComponentGroup, User, the list pages...): shared, so that validation,
+  // serialisation and the document read the one schema, referenced by its $id.
+  for (const schema of components()) fastify.addSchema(schema)
   const ids = new OperationIds()
   const facts = new Map<string, OperationFacts>()
   await fastify.register(swagger, {

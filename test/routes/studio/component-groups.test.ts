@@ -518,11 +518,12 @@ t.test('every component-group route is in the OpenAPI document with its schemas'
   t.same(update.required, ['name', 'members', 'gbacRead'])
   t.equal(update.additionalProperties, false)
   t.notOk('_id' in update.properties)
-  t.same(update.properties.members.items.anyOf.map((m: { properties: { type: { enum: string[] } } }) => m.properties.type.enum), [['folder'], ['component']])
+  t.same(update.properties.members.items, { $ref: '#/components/schemas/ComponentGroupMember' }, 'a named member schema')
+  t.same(doc.components.schemas.ComponentGroupMember.anyOf.map((m: { properties: { type: { enum: string[] } } }) => m.properties.type.enum), [['folder'], ['component']])
   t.ok(put.responses['200'].headers.ETag, 'the ETag header is documented')
   t.same(put.parameters.map((p: { in: string, name: string }) => `${p.in}:${p.name}`).sort(), ['header:if-match', 'path:id'])
-  const updated = put.responses['200'].content['application/json'].schema.properties.updated
-  t.same(updated.required.sort(), ['_id', 'description', 'gbacRead', 'gbacWrite', 'members', 'meta', 'name', 'version'])
+  t.same(put.responses['200'].content['application/json'].schema.properties.updated, { $ref: '#/components/schemas/ComponentGroup' })
+  t.same(doc.components.schemas.ComponentGroup.required.sort(), ['_id', 'description', 'gbacRead', 'gbacWrite', 'members', 'meta', 'name', 'version'])
   const list = doc.paths['/studio/component-groups'].get
   t.same(list.parameters.map((p: { name: string }) => p.name).sort(), [
     'contains', 'containsField', 'contains[name]', 'equals', 'equalsField', 'equals[name]', 'exclude', 'in[name]', 'include', 'limit', 'not-in[name]',
@@ -530,7 +531,8 @@ t.test('every component-group route is in the OpenAPI document with its schemas'
   ])
   t.notOk(list.parameters.some((p: { required?: boolean }) => p.required === true), 'every list parameter is optional')
   t.equal(list.parameters.find((p: { name: string }) => p.name === 'limit').schema.default, 25)
-  t.same(list.responses['200'].content['application/json'].schema.required.sort(), ['count', 'end', 'items', 'limit', 'next', 'previous', 'skip', 'total'])
+  t.same(list.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/ComponentGroupPage' })
+  t.same(doc.components.schemas.ComponentGroupPage.required.sort(), ['count', 'end', 'items', 'limit', 'next', 'previous', 'skip', 'total'])
   const one = doc.paths['/studio/component-groups/{id}'].get
   t.same(one.parameters.map((p: { in: string, name: string }) => `${p.in}:${p.name}`).sort(), ['path:id', 'query:exclude', 'query:include'])
   t.ok(doc.paths['/studio/component-groups/import'].post.requestBody.content['application/json'].schema.properties.componentGroups)

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { component, ErrorResponse, FreeFormObject } from './common.js'
+import { UNICODE_PATTERN_KEYWORD } from '../lib/http/unicode-pattern.js'
 import { listQuerySchema, pageSchema, type ListSpec } from '../lib/lists/list-query.js'
 
 // Adapter ids are names as users write them (`Local NSO`, `nso-lab_2`): letters (any script),
@@ -11,14 +12,20 @@ const ID_FIRST = '[\\p{L}\\p{N}]'
 const ID_INNER = "[\\p{L}\\p{M}\\p{N} ._\\-()\\[\\]@+:,&']"
 const ID_LAST = "[\\p{L}\\p{M}\\p{N}._\\-()\\[\\]@+:,&']"
 export const ADAPTER_ID_PATTERN = `^${ID_FIRST}(?:${ID_INNER}{0,${ADAPTER_ID_MAX_LENGTH - 2}}${ID_LAST})?$`
+/** What a JSON Schema regex without Unicode classes can say of the rule: none of the characters never allowed. */
+const ADAPTER_ID_PORTABLE_PATTERN = '^[^/\\\\%?#\\u0000-\\u001f\\u007f]+$'
 export const AdapterId = Type.String({
   minLength: 1,
   maxLength: ADAPTER_ID_MAX_LENGTH,
-  pattern: ADAPTER_ID_PATTERN,
+  // The document's pattern is the portable part of the rule (no '/', '\\', '%', '?', '#' or control
+  // characters); the letter classes are checked by the service only.
+  pattern: ADAPTER_ID_PORTABLE_PATTERN,
+  [UNICODE_PATTERN_KEYWORD]: ADAPTER_ID_PATTERN,
   description: `Adapter name, up to ${ADAPTER_ID_MAX_LENGTH} characters: starts with a letter or digit; then letters, digits, ` +
     "spaces and . _ - ( ) [ ] @ + : , & '; no leading or trailing space, no '/', '\\\\', '%', '?', '#' or control " +
     'characters. URL-encoded in paths (`Local%20NSO`). Unique ignoring case, runs of spaces and Unicode form ' +
-    '(`Local  NSO` cannot be created beside `Local NSO`); looked up exactly.',
+    '(`Local  NSO` cannot be created beside `Local NSO`); looked up exactly. Letters and digits are those of any script ' +
+    '(Unicode letters, marks and numbers): the service checks that part of the rule, which the pattern here cannot express.',
   examples: ['nso-lab', 'Local NSO', 'nso-lab_2']
 })
 

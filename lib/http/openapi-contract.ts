@@ -3,6 +3,7 @@
 // operationId, the statuses the service's shared machinery can answer on it (body limits, path
 // parameter limits, authentication, throttling, load shedding) and their headers.
 import { operationName } from '../auth/platform-methods.js'
+import { UNICODE_PATTERN_KEYWORD } from './unicode-pattern.js'
 
 /** What the document needs to know of a route, read from its options. */
 export interface RouteFacts {
@@ -182,5 +183,19 @@ export function finishOperations (document: OpenApiDocument, facts: ReadonlyMap<
         if (meaning.headers !== undefined) response.headers = { ...meaning.headers, ...response.headers }
       }
     }
+  }
+}
+
+/** Keywords only the service's validator reads (a Unicode pattern): left out of the document. */
+const SERVICE_ONLY_KEYWORDS = [UNICODE_PATTERN_KEYWORD]
+
+/** `value` without the service-only keywords, at any depth (in place). */
+export function withoutServiceKeywords (value: unknown): void {
+  if (Array.isArray(value)) {
+    for (const item of value) withoutServiceKeywords(item)
+  } else if (typeof value === 'object' && value !== null) {
+    const record = value as Record<string, unknown>
+    for (const keyword of SERVICE_ONLY_KEYWORDS) delete record[keyword]
+    for (const child of Object.values(record)) withoutServiceKeywords(child)
   }
 }

@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyRequest, FastifySchema, RouteOptions } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import {
-  derivedStatuses, finishOperations, OperationIds, routeFacts, type OpenApiDocument, type OperationFacts
+  derivedStatuses, finishOperations, OperationIds, routeFacts, withoutServiceKeywords, type OpenApiDocument, type OperationFacts
 } from '../../lib/http/openapi-contract.js'
 import { BRACKET_FILTERS, LIST_MAX_SET_VALUES, listSpecOf } from '../../lib/lists/list-query.js'
 import { components, ErrorResponse } from '../../schemas/common.js'
@@ -44,8 +44,22 @@ export default fp(async (fastify) => {
       info: {
         title: 'Network automation platform API',
         description: packageJson.description,
-        version: packageJson.version
+        version: packageJson.version,
+        license: { name: 'Proprietary: all rights reserved' }
       },
+      // Relative: the document's own origin. PUBLIC_URL (or a trusted proxy) gives the full URL per request.
+      servers: [{ url: '/', description: 'This service, where the document was read' }],
+      tags: [
+        { name: 'health', description: 'Liveness and readiness, for probes: no credentials.' },
+        { name: 'authentication', description: 'Logging in and out (sessions, OAuth 2.0 client credentials), who you are, service accounts.' },
+        { name: 'users', description: 'Local users and their roles (admins), and each user\'s Git credentials.' },
+        { name: 'configuration_manager', description: 'The platform\'s configuration manager calls the platform\'s clients make.' },
+        { name: 'git', description: 'Projects kept as JSON files in the repositories of Git providers: branches, read, initialize, update.' },
+        { name: 'studio', description: 'Studio component groups: the list language, If-Match versions, history and restore.' },
+        { name: 'orchestrator_manager', description: 'Orchestrator (NSO) adapters and the RESTCONF relay through them.' },
+        { name: 'platform paths', description: 'The same operations under the platform\'s own paths (/automation-studio, /nso_manager), for its clients.' },
+        { name: 'audit', description: 'The audit trail of requests (admins).' }
+      ],
       components: {
         securitySchemes: {
           basicAuth: { type: 'http', scheme: 'basic' },
@@ -82,7 +96,10 @@ export default fp(async (fastify) => {
       }
     },
     transformObject: (documentObject) => {
-      if ('openapiObject' in documentObject) finishOperations(documentObject.openapiObject as OpenApiDocument, facts)
+      if ('openapiObject' in documentObject) {
+        finishOperations(documentObject.openapiObject as OpenApiDocument, facts)
+        withoutServiceKeywords(documentObject.openapiObject)
+      }
       return 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject
     },
     // Shared schemas keep their $id as their component name.

@@ -9,6 +9,7 @@ import { trustProxy } from '../../lib/http/public-url.js'
 import { MalformedRequest, MalformedUrl, PathParameterTooLong, toErrorBody, type CatalogErrorConstructor } from '../../lib/http/errors.js'
 import { requestIdGenerator } from '../../lib/http/ids.js'
 import { freeFormKeywords } from '../../lib/http/free-form.js'
+import { unicodePatternKeyword } from '../../lib/http/unicode-pattern.js'
 import { withoutQueryToken } from '../../lib/auth/tokens.js'
 
 /**
@@ -48,7 +49,8 @@ function schemaCompilers (): NonNullable<FastifyServerOptions['schemaController'
   const factory = AjvCompiler()
   const buildValidator: BuildCompilerFromPool = (externalSchemas) => {
     // Free-form fields carry their own depth and size limits (x-max-depth, x-max-bytes).
-    const keywords = freeFormKeywords
+    // Names with Unicode classes are checked by x-unicode-pattern (lib/http/unicode-pattern.ts).
+    const keywords = [...freeFormKeywords, unicodePatternKeyword]
     const strict = factory(externalSchemas, { customOptions: { coerceTypes: false, removeAdditional: false, keywords } }) as unknown as RouteValidatorCompiler
     const lenient = factory(externalSchemas, { customOptions: { coerceTypes: 'array', removeAdditional: false, keywords } }) as unknown as RouteValidatorCompiler
     const compile: RouteValidatorCompiler = (route) => route.httpPart === 'body' ? strict(route) : lenient(route)

@@ -129,13 +129,20 @@ export const RestActionBody = Type.Object({
 }, { additionalProperties: false })
 export type RestActionBody = Static<typeof RestActionBody>
 
+/** What a relay's answer says of the orchestrator's, beyond its body (routes/orchestrator_manager/relay.ts). */
+const RelayHeaders = {
+  'X-Orchestrator-Status': Type.String({ description: 'The orchestrator\'s HTTP status.' }),
+  'X-Orchestrator-Location': Type.String({ description: 'The orchestrator\'s Location, verbatim, when it sent one.' }),
+  'X-Cisco-NSO-Trace-ID': Type.String({ description: 'NSO\'s trace id, when it sent one.' })
+}
+
 export const RestActionResponse = Type.Array(Type.Ref(component('RelayResult', Type.Object({
   result: Type.String({ description: 'The orchestrator\'s HTTP status, as text.', examples: ['201', '204', '200'] }),
   data: Type.Optional(Type.Unknown({
     description: 'The orchestrator\'s body, when it sent one: JSON as it came (checked, never rewritten), any other type as text. ' +
       'Written as it arrives: a failure after the reply started cuts the reply short.'
   }))
-}, { description: 'One result of the orchestrator.' }))), { description: 'One element per result.' })
+}, { description: 'One result of the orchestrator.' }))), { description: 'One element per result.', headers: RelayHeaders })
 
 export const RestQueryBody = Type.Object({
   params: Type.Object({ path: RelayPath, accept: MediaType }, { additionalProperties: false })
@@ -145,6 +152,7 @@ export type RestQueryBody = Static<typeof RestQueryBody>
 // restQuery answers with the orchestrator's document byte for byte, in its content type.
 export const RestQueryResponse = {
   description: 'The orchestrator\'s document as it came: same Content-Type and bytes (JSON or XML).',
+  headers: RelayHeaders,
   content: {
     '*/*': {
       schema: Type.Union([

@@ -19,7 +19,7 @@ export async function documentOf (app: TestApp): Promise<OpenApiDocument> {
   return response.json()
 }
 
-const CHECKED_HEADERS = ['etag', 'x-git-commit', 'retry-after', 'www-authenticate']
+const CHECKED_HEADERS = ['etag', 'x-git-commit', 'retry-after', 'www-authenticate', 'x-orchestrator-status']
 
 export interface Exchange { method: string, url: string, statusCode: number, headers: Record<string, unknown>, body: string }
 

@@ -11,12 +11,18 @@ const health: FastifyPluginAsyncTypebox = async (fastify) => {
   fastify.get('/health', {
     // Liveness must not fail under load: a restarted process would not be less loaded.
     config: { neverShed: true },
-    schema: { summary: 'Liveness: the process answers', tags: ['health'], response: { 200: Status } }
+    schema: {
+      summary: 'Liveness: the process answers',
+      description: 'Never refused for load, never reads the database: a failure means the process should be restarted.',
+      tags: ['health'],
+      response: { 200: Status }
+    }
   }, async () => ({ status: 'ok' }))
 
   fastify.get('/ready', {
     schema: {
       summary: 'Readiness: the database answers',
+      description: 'A 503 while the database does not answer promptly: send no traffic to this instance meanwhile.',
       tags: ['health'],
       response: { 200: Status, ...errorResponses(503) }
     }

@@ -1,8 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { listQuerySchema, pageSchema, type ListSpec } from '../lib/lists/list-query.js'
 import { ISO_DATE_PATTERN } from '../lib/audit/events.js'
+import { component } from './common.js'
 
-export const AuditEvent = Type.Object({
+const AuditEventObject = component('AuditEvent', Type.Object({
   id: Type.Integer({ description: 'The order events were written in (shared by every instance).' }),
   time: Type.String({ format: 'date-time', description: 'When the request was received.' }),
   actor: Type.Union([Type.String(), Type.Null()], { description: 'The user who made the request (a service account\'s user); null when unknown.' }),
@@ -16,8 +17,9 @@ export const AuditEvent = Type.Object({
   durationMs: Type.Number({ description: 'Time from receiving the request to the last byte of the answer.' }),
   details: Type.Union([Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()])), Type.Null()],
     { description: 'Facts of the action (a commit id, the orchestrator\'s status); never a body or a secret.' })
-})
-export type AuditEvent = Static<typeof AuditEvent>
+}, { description: 'One audited request.' }))
+export const AuditEvent = Type.Ref(AuditEventObject)
+export type AuditEvent = Static<typeof AuditEventObject>
 
 /** The list language on events: newest or oldest first, filtered on actor, action or target, indexed each. */
 export const AUDIT_LIST: ListSpec = {
@@ -45,4 +47,4 @@ export const AuditListQuery = Type.Object({
 }, { additionalProperties: false })
 export type AuditListQuery = Static<typeof AuditListQuery>
 
-export const AuditList = pageSchema(AuditEvent, 'The events of the page.')
+export const AuditList = Type.Ref(component('AuditEventPage', pageSchema(AuditEventObject, 'The events of the page.')))

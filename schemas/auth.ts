@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Role } from './common.js'
+import { component, Role } from './common.js'
 import { Group } from './users.js'
 import { CLIENT_ID_PATTERN } from '../lib/auth/tokens.js'
 import { listQuerySchema, pageSchema, type ListSpec } from '../lib/lists/list-query.js'
@@ -60,7 +60,7 @@ const ServiceAccountGroups = Type.Array(Group, { uniqueItems: true, maxItems: 25
 const Actor = Type.Object({ username: Type.String() })
 
 /** A service account as the platform lists it, with the roles and groups that its tokens carry. */
-export const ServiceAccount = Type.Object({
+const ServiceAccountObject = component('ServiceAccount', Type.Object({
   client_id: Type.String({ pattern: CLIENT_ID_PATTERN }),
   name: Type.String(),
   description: Type.String(),
@@ -72,8 +72,9 @@ export const ServiceAccount = Type.Object({
     updated: Type.String({ format: 'date-time' }),
     updatedBy: Actor
   })
-})
-export type ServiceAccount = Static<typeof ServiceAccount>
+}, { description: 'A service account (never its secret).' }))
+export const ServiceAccount = Type.Ref(ServiceAccountObject)
+export type ServiceAccount = Static<typeof ServiceAccountObject>
 
 /** POST /oauth/serviceAccounts, as the platform's clients send it. */
 export const ServiceAccountCreate = Type.Object({
@@ -127,9 +128,9 @@ export const SERVICE_ACCOUNT_LIST: ListSpec = {
   maxValueLength: 200
 }
 
-const page = pageSchema(ServiceAccount, 'The service accounts of the page (never their secrets).')
+const page = pageSchema(ServiceAccountObject, 'The service accounts of the page (never their secrets).')
 /** The page envelope, with the items also as `results`, the platform's name for them. */
-export const ServiceAccountList = Type.Object({ ...page.properties, results: page.properties.items })
+export const ServiceAccountList = Type.Ref(component('ServiceAccountPage', Type.Object({ ...page.properties, results: page.properties.items })))
 
 /** A page of GET /oauth/serviceAccounts. */
 export const ServiceAccountListQuery = listQuerySchema(SERVICE_ACCOUNT_LIST)

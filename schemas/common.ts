@@ -9,6 +9,25 @@ export const ErrorResponse = Type.Object({
   code: Type.Optional(Type.String())
 }, { $id: 'ErrorResponse', additionalProperties: true, description: 'Error' })
 
+const COMPONENTS = new Map<string, TSchema>()
+
+/**
+ * A schema the OpenAPI document names in components.schemas: given `id` as its $id and kept for
+ * plugins/core/openapi.ts to add as a shared schema (validation, serialisation and the document
+ * then all read this one). Use it through `Type.Ref(schema)`.
+ */
+export function component<T extends TSchema> (id: string, schema: T): T {
+  if (COMPONENTS.has(id)) throw new Error(`schema ${id} is named twice`)
+  const named = { ...schema, $id: id }
+  COMPONENTS.set(id, named)
+  return named
+}
+
+/** Every schema named by `component`, for Fastify's shared schemas. */
+export function components (): TSchema[] {
+  return [...COMPONENTS.values()]
+}
+
 /** Response schemas for the error statuses a route can answer, all the one error shape. */
 export function errorResponses<const C extends readonly number[]> (...codes: C): Record<C[number], TSchema> {
   return Object.fromEntries(codes.map((code) => [code, Type.Ref(ErrorResponse)])) as Record<C[number], TSchema>

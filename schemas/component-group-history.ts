@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OBJECT_ID_PATTERN } from '../lib/http/ids.js'
 import { LIST_DEFAULT_LIMIT, LIST_MAX_SKIP, pageSchema, ProjectionQuery } from '../lib/lists/list-query.js'
-import { ComponentGroup } from './component-groups.js'
+import { ComponentGroupObject } from './component-groups.js'
+import { component } from './common.js'
 
 const MAX_VERSION = 2_147_483_647
 
@@ -16,7 +17,7 @@ export const VersionEntry = Type.Object({
   }),
   changedAt: Type.String({ format: 'date-time' }),
   name: Type.String({ description: 'The group\'s name after the change.' }),
-  document: Type.Optional(Type.Object(ComponentGroup.properties, {
+  document: Type.Optional(Type.Object(ComponentGroupObject.properties, {
     description: 'The group as it was after the change (a delete: as it was when deleted). Only with include=document.'
   }))
 }, { description: 'One version of a component group.' })
@@ -36,6 +37,6 @@ export const VersionsQuery = Type.Object({
 }, { additionalProperties: false })
 export type VersionsQuery = Static<typeof VersionsQuery>
 
-export const VersionsPage = pageSchema(VersionEntry, 'Versions, newest first; the documents only with include=document.')
-export const DeletedPage = pageSchema(VersionEntry, 'The deleted groups, the latest delete first: each one\'s delete entry.')
-export const Version = Type.Object(VersionEntry.properties, { description: 'One version, whole (with its document).' })
+export const VersionsPage = Type.Ref(component('ComponentGroupVersionPage', pageSchema(VersionEntry, 'Versions, newest first; the documents only with include=document.')))
+export const DeletedPage = Type.Ref(component('DeletedComponentGroupPage', pageSchema(VersionEntry, 'The deleted groups, the latest delete first: each one\'s delete entry.')))
+export const Version = Type.Ref(component('ComponentGroupVersion', Type.Object(VersionEntry.properties, { description: 'One version, whole (with its document).' })))

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OBJECT_ID_PATTERN } from '../lib/http/ids.js'
 import { listQuerySchema, pageSchema, ProjectionQuery, type ListSpec } from '../lib/lists/list-query.js'
-import { FreeFormObject } from './common.js'
+import { component, FreeFormObject } from './common.js'
 
 // Limits: generous for real groups, small enough that one request cannot make the service or the
 // database do unbounded work. The README lists them.
@@ -49,12 +49,12 @@ export const ComponentMember = Type.Object({
     'one string and that has sourceCollection and ref is a component; it is kept without one.'
 })
 
-export const Member = Type.Union([FolderMember, ComponentMember])
+export const Member = Type.Ref(component('ComponentGroupMember', Type.Union([FolderMember, ComponentMember], { description: 'A member: a folder or a component.' })))
 export type Member = Static<typeof Member>
 const Members = Type.Array(Member, { maxItems: LIMITS.members })
 
 /** A component group as every response carries it (spec 2.1): always every field. */
-export const ComponentGroup = Type.Object({
+export const ComponentGroupObject = component('ComponentGroup', Type.Object({
   _id: Id,
   name: Name,
   description: Description,
@@ -63,8 +63,9 @@ export const ComponentGroup = Type.Object({
   gbacWrite: GbacWrite,
   version: Version,
   meta: Meta
-}, { description: 'A component group.' })
-export type ComponentGroup = Static<typeof ComponentGroup>
+}, { description: 'A component group.' }))
+export const ComponentGroup = Type.Ref(ComponentGroupObject)
+export type ComponentGroup = Static<typeof ComponentGroupObject>
 
 // The fields a writer sets; name, gbacRead and members are required, as on the platform.
 const writable = {
@@ -138,16 +139,18 @@ export const ImportBody = Type.Object({
 
 export const Created = withETag(Type.Object({ created: ComponentGroup, edit: Type.String({ description: 'Link to the edit page.' }) }))
 export const Updated = withETag(Type.Object({ updated: ComponentGroup, edit: Type.String({ description: 'Link to the edit page.' }) }))
-export const Fetched = withETag(Type.Partial(ComponentGroup, { description: 'A component group: every field unless include or exclude says otherwise.' }))
+export const Fetched = withETag(Type.Partial(ComponentGroupObject, { description: 'A component group: every field unless include or exclude says otherwise.' }))
 export const Deleted = Type.Object({
   message: Type.String({ description: 'What happened, as the platform says it.' }),
-  deleted: Type.Object(ComponentGroup.properties, { description: 'The group as it was when deleted (beside the platform\'s answer).' })
+  /** The group as it was when deleted (beside the platform's answer). */
+  deleted: ComponentGroup
 })
-export const Page = pageSchema(ComponentGroup, 'The component groups of the page that you may read.')
+export const Page = Type.Ref(component('ComponentGroupPage', pageSchema(ComponentGroupObject, 'The component groups of the page that you may read.')))
 export const ImportResult = Type.Object({
   success: Type.Boolean({ description: 'Always true: an import stores every group or none.' }),
   message: Type.String({ description: 'What was imported, and under which name.' }),
   original: Type.Unknown({ description: 'The group as given in the request.' }),
-  created: Type.Object(ComponentGroup.properties, { description: 'The group as stored: a new _id, version 1, its name made unique.' })
+  /** The group as stored: a new _id, version 1, its name made unique. */
+  created: ComponentGroup
 })
 export const Imported = Type.Object({ imported: Type.Array(ImportResult, { description: 'One result per group, in the order given.' }) })

@@ -43,10 +43,13 @@ export const InitializeProjectBody = Type.Object({
 }, { additionalProperties: false })
 export type InitializeProjectBody = Static<typeof InitializeProjectBody>
 
+/** The headers of an answer about one project file: what a later If-Match names. */
+const ETagHeader = { ETag: Type.String({ description: 'The file\'s blob id, quoted: send it as If-Match to update only that version.' }) }
+
 export const InitializeProjectResponse = Type.Object({
   message: Type.String({ description: '`Successfully initialized project`' }),
   data: Type.Unsafe<Record<string, unknown>>(Project)
-})
+}, { headers: ETagHeader })
 export type InitializeProjectResponse = Static<typeof InitializeProjectResponse>
 
 export const GitTypeParams = Type.Pick(GitProjectParams, ['gitType'])
@@ -70,6 +73,11 @@ export type UpdateProjectBody = Static<typeof UpdateProjectBody>
 export const UpdateProjectResponse = Type.Object({
   message: Type.String({ description: '`Successfully updated project`, or `Project unchanged: nothing committed` when the file already held the document' }),
   data: Type.Unsafe<Record<string, unknown>>(Project)
+}, { headers: ETagHeader })
+
+/** PUT's optional condition: the ETag of a read. */
+export const ProjectIfMatchHeaders = Type.Object({
+  'if-match': Type.Optional(Type.String({ maxLength: 1024, description: 'The ETag of a read: update only while the file is still that version (409 otherwise).' }))
 })
 
 export const ReadProjectResponse = Type.Unsafe<Record<string, unknown>>({
@@ -77,7 +85,11 @@ export const ReadProjectResponse = Type.Unsafe<Record<string, unknown>>({
   additionalProperties: true,
   description: 'The project file exactly as stored on the branch (its bytes, not re-serialised). A file that is not JSON comes as ' +
     '`text/plain; charset=utf-8` when it is UTF-8 text, else `application/octet-stream`. Headers: `ETag` (the file\'s blob id), ' +
-    '`X-Git-Commit` (the commit read: the branch\'s tip as the provider advertised it during this request).'
+    '`X-Git-Commit` (the commit read: the branch\'s tip as the provider advertised it during this request).',
+  headers: {
+    ...ETagHeader,
+    'X-Git-Commit': Type.String({ description: 'The commit read: the branch\'s tip as the provider advertised it during this request.' })
+  }
 })
 
 const BranchName = Type.String({ minLength: 1, maxLength: 255, description: 'A valid Git branch name' })

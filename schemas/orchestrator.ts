@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { ErrorResponse, FreeFormObject } from './common.js'
+import { component, ErrorResponse, FreeFormObject } from './common.js'
+import { UNICODE_PATTERN_KEYWORD } from '../lib/http/unicode-pattern.js'
 import { listQuerySchema, pageSchema, type ListSpec } from '../lib/lists/list-query.js'
 
 // Adapter ids are names as users write them (`Local NSO`, `nso-lab_2`): letters (any script),
@@ -11,14 +12,20 @@ const ID_FIRST = '[\\p{L}\\p{N}]'
 const ID_INNER = "[\\p{L}\\p{M}\\p{N} ._\\-()\\[\\]@+:,&']"
 const ID_LAST = "[\\p{L}\\p{M}\\p{N}._\\-()\\[\\]@+:,&']"
 export const ADAPTER_ID_PATTERN = `^${ID_FIRST}(?:${ID_INNER}{0,${ADAPTER_ID_MAX_LENGTH - 2}}${ID_LAST})?$`
+/** What a JSON Schema regex without Unicode classes can say of the rule: none of the characters never allowed. */
+const ADAPTER_ID_PORTABLE_PATTERN = '^[^/\\\\%?#\\u0000-\\u001f\\u007f]+$'
 export const AdapterId = Type.String({
   minLength: 1,
   maxLength: ADAPTER_ID_MAX_LENGTH,
-  pattern: ADAPTER_ID_PATTERN,
+  // The document's pattern is the portable part of the rule (no '/', '\\', '%', '?', '#' or control
+  // characters); the letter classes are checked by the service only.
+  pattern: ADAPTER_ID_PORTABLE_PATTERN,
+  [UNICODE_PATTERN_KEYWORD]: ADAPTER_ID_PATTERN,
   description: `Adapter name, up to ${ADAPTER_ID_MAX_LENGTH} characters: starts with a letter or digit; then letters, digits, ` +
     "spaces and . _ - ( ) [ ] @ + : , & '; no leading or trailing space, no '/', '\\\\', '%', '?', '#' or control " +
     'characters. URL-encoded in paths (`Local%20NSO`). Unique ignoring case, runs of spaces and Unicode form ' +
-    '(`Local  NSO` cannot be created beside `Local NSO`); looked up exactly.',
+    '(`Local  NSO` cannot be created beside `Local NSO`); looked up exactly. Letters and digits are those of any script ' +
+    '(Unicode letters, marks and numbers): the service checks that part of the rule, which the pattern here cannot express.',
   examples: ['nso-lab', 'Local NSO', 'nso-lab_2']
 })
 
@@ -45,7 +52,7 @@ const Ca = Type.String({
 
 export const ADAPTER_DEFAULTS = { timeoutMs: 30_000, rejectUnauthorized: true } as const
 
-export const Adapter = Type.Object({
+const AdapterObject = component('Adapter', Type.Object({
   id: AdapterId,
   baseUrl: Type.String(),
   username: Type.String(),
@@ -54,8 +61,9 @@ export const Adapter = Type.Object({
   ca: Type.Union([Type.String(), Type.Null()]),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' })
-}, { description: 'An orchestrator adapter (the password is never returned).' })
-export type Adapter = Static<typeof Adapter>
+}, { description: 'An orchestrator adapter (the password is never returned).' }))
+export const Adapter = Type.Ref(AdapterObject)
+export type Adapter = Static<typeof AdapterObject>
 
 export const AdapterCreate = Type.Object({
   id: AdapterId,
@@ -93,7 +101,7 @@ export const ADAPTER_LIST: ListSpec = {
   maxValueLength: 2048
 }
 
-export const AdapterList = pageSchema(Adapter, 'The adapters of the page (exclude=ca leaves their CA bundles out).')
+export const AdapterList = Type.Ref(component('AdapterPage', pageSchema(AdapterObject, 'The adapters of the page (exclude=ca leaves their CA bundles out).')))
 export const AdapterListQuery = listQuerySchema(ADAPTER_LIST)
 
 // Relay bodies (spec 2.4, 4.4, 4.5). The schema checks shapes; lib/orchestrator/relay-request.ts checks values.
@@ -121,13 +129,20 @@ export const RestActionBody = Type.Object({
 }, { additionalProperties: false })
 export type RestActionBody = Static<typeof RestActionBody>
 
-export const RestActionResponse = Type.Array(Type.Object({
+/** What a relay's answer says of the orchestrator's, beyond its body (routes/orchestrator_manager/relay.ts). */
+const RelayHeaders = {
+  'X-Orchestrator-Status': Type.String({ description: 'The orchestrator\'s HTTP status.' }),
+  'X-Orchestrator-Location': Type.String({ description: 'The orchestrator\'s Location, verbatim, when it sent one.' }),
+  'X-Cisco-NSO-Trace-ID': Type.String({ description: 'NSO\'s trace id, when it sent one.' })
+}
+
+export const RestActionResponse = Type.Array(Type.Ref(component('RelayResult', Type.Object({
   result: Type.String({ description: 'The orchestrator\'s HTTP status, as text.', examples: ['201', '204', '200'] }),
   data: Type.Optional(Type.Unknown({
     description: 'The orchestrator\'s body, when it sent one: JSON as it came (checked, never rewritten), any other type as text. ' +
       'Written as it arrives: a failure after the reply started cuts the reply short.'
   }))
-}), { description: 'One element per result.' })
+}, { description: 'One result of the orchestrator.' }))), { description: 'One element per result.', headers: RelayHeaders })
 
 export const RestQueryBody = Type.Object({
   params: Type.Object({ path: RelayPath, accept: MediaType }, { additionalProperties: false })
@@ -137,6 +152,7 @@ export type RestQueryBody = Static<typeof RestQueryBody>
 // restQuery answers with the orchestrator's document byte for byte, in its content type.
 export const RestQueryResponse = {
   description: 'The orchestrator\'s document as it came: same Content-Type and bytes (JSON or XML).',
+  headers: RelayHeaders,
   content: {
     '*/*': {
       schema: Type.Union([

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Role } from './common.js'
+import { component, Role } from './common.js'
 import { listQuerySchema, pageSchema, type ListSpec } from '../lib/lists/list-query.js'
 
 const Username = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$' })
@@ -8,7 +8,7 @@ const Password = Type.String({ minLength: 8, maxLength: 256, writeOnly: true })
 export const Group = Type.String({ minLength: 1, maxLength: 128 })
 const Email = Type.Union([Type.String({ maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$' }), Type.Null()])
 
-export const User = Type.Object({
+export const UserObject = component('User', Type.Object({
   username: Username,
   roles: Type.Array(Role, { uniqueItems: true }),
   groups: Type.Array(Group, { uniqueItems: true, maxItems: 256 }),
@@ -16,8 +16,9 @@ export const User = Type.Object({
   disabled: Type.Boolean(),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' })
-})
-export type User = Static<typeof User>
+}, { description: 'A user (the password is never returned).' }))
+export const User = Type.Ref(UserObject)
+export type User = Static<typeof UserObject>
 
 export const UserCreate = Type.Object({
   username: Username,
@@ -53,7 +54,7 @@ export const USER_LIST: ListSpec = {
   maxValueLength: 254
 }
 
-export const UserList = pageSchema(User, 'The users of the page.')
+export const UserList = Type.Ref(component('UserPage', pageSchema(UserObject, 'The users of the page.')))
 
 /** A page of GET /users. */
 export const UserListQuery = listQuerySchema(USER_LIST)

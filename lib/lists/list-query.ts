@@ -90,8 +90,33 @@ export const ProjectionQuery = Type.Object({
 }, { additionalProperties: false })
 export type ProjectionQuery = Static<typeof ProjectionQuery>
 
+// The list schemas made here and the spec each serves: the OpenAPI document declares the bracket
+// filters (which the schema admits as patternProperties) from it.
+const LIST_SPECS = new WeakMap<object, ListSpec>()
+
+/** The spec of a list's query string schema made by listQuerySchema (undefined for any other schema). */
+export function listSpecOf (schema: unknown): ListSpec | undefined {
+  return typeof schema === 'object' && schema !== null ? LIST_SPECS.get(schema) : undefined
+}
+
+/** The bracket forms of the filters (`equals[name]`...): each op, and whether it takes a list of values. */
+export const BRACKET_FILTERS: ReadonlyArray<{ op: string, set: boolean, description: string }> = [
+  { op: 'equals', set: false, description: 'Items whose %s equals this value exactly.' },
+  { op: 'contains', set: false, description: 'Items whose %s contains this text, ignoring case.' },
+  { op: 'starts-with', set: false, description: 'Items whose %s starts with this text, ignoring case.' },
+  { op: 'startsWith', set: false, description: 'Same as starts-with[%s].' },
+  { op: 'in', set: true, description: `Items whose %s is one of the values: repeat the parameter for each, at most ${LIST_MAX_SET_VALUES}.` },
+  { op: 'not-in', set: true, description: `Items whose %s is none of the values: repeat the parameter for each, at most ${LIST_MAX_SET_VALUES}.` }
+]
+
 /** The query string of a list: its schema, for validation and the OpenAPI document. */
 export function listQuerySchema (spec: ListSpec) {
+  const schema = listQueryObject(spec)
+  LIST_SPECS.set(schema, spec)
+  return schema
+}
+
+function listQueryObject (spec: ListSpec) {
   const value = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: spec.maxValueLength, pattern: NO_NUL, description }))
   const field = (op: string) => Type.Optional({ ...FieldName, description: `The field ${op} applies to (default ${spec.defaultFilterField}): ${Object.keys(spec.filterable).join(', ')}.` })
   const filterValue = Type.String({ minLength: 1, maxLength: spec.maxValueLength, pattern: NO_NUL })

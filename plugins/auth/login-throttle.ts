@@ -12,11 +12,11 @@ import { CheckQueue, QueueFull } from '../../lib/auth/check-queue.js'
 import { generatePassword, hashPassword, verifyPassword } from '../../lib/auth/passwords.js'
 import { CredentialCache } from '../../lib/auth/credential-cache.js'
 import { loginBusy, tooManyFailedLogins } from '../../lib/auth/errors.js'
-import { User } from '../../schemas/users.js'
+import { UserObject } from '../../schemas/users.js'
 import type { LoginRecord, UsersRepository } from './users-repository.js'
 
-const USERNAME = new RegExp(User.properties.username.pattern ?? '')
-const USERNAME_MAX = User.properties.username.maxLength ?? 64
+const USERNAME = new RegExp(UserObject.properties.username.pattern ?? '')
+const USERNAME_MAX = UserObject.properties.username.maxLength ?? 64
 
 /** Every check of a password or client secret: throttled per address and subject, hashes run a few at a time. */
 export interface LoginThrottle {

@@ -11,6 +11,7 @@ import { MalformedRequest, MalformedUrl, PathParameterTooLong, toErrorBody, type
 import { requestIdGenerator } from '../../lib/http/ids.js'
 import { freeFormKeywords } from '../../lib/http/free-form.js'
 import { guardNumbers, type Validator } from '../../lib/http/finite-numbers.js'
+import { unicodePatternKeyword } from '../../lib/http/unicode-pattern.js'
 import { withoutQueryToken } from '../../lib/auth/tokens.js'
 
 /**
@@ -55,7 +56,8 @@ function schemaCompilers (): NonNullable<FastifyServerOptions['schemaController'
   const factory = AjvCompiler()
   const buildValidator: BuildCompilerFromPool = (externalSchemas) => {
     // Free-form fields carry their own depth and size limits (x-max-depth, x-max-bytes).
-    const keywords = freeFormKeywords
+    // Names with Unicode classes are checked by x-unicode-pattern (lib/http/unicode-pattern.ts).
+    const keywords = [...freeFormKeywords, unicodePatternKeyword]
     const strict = factory(externalSchemas, { customOptions: { coerceTypes: false, removeAdditional: false, keywords } }) as unknown as RouteValidatorCompiler
     const lenient = factory(externalSchemas, { customOptions: { coerceTypes: 'array', removeAdditional: false, keywords } }) as unknown as RouteValidatorCompiler
     // There, too, a number must be finite and an integer safe (lib/http/finite-numbers.ts).

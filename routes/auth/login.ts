@@ -80,13 +80,14 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
     })
 
     oauth.post('/oauth/token', {
+      config: { ownErrors: true },
       schema: {
         summary: 'OAuth 2.0 client credentials grant (RFC 6749 4.4): an access token for a client',
         description: 'Form-encoded `grant_type=client_credentials` with `client_id` and `client_secret` in the body, or the client ' +
           'id and secret as HTTP Basic credentials (client_secret_basic). Errors are RFC 6749 5.2 objects. ' +
           `The token lives ${OAUTH_TOKEN_TTL_S} s (OAUTH_TOKEN_TTL_S); send it as \`Authorization: Bearer <token>\`.`,
         tags: ['authentication'],
-        consumes: ['application/x-www-form-urlencoded'],
+        consumes: ['application/x-www-form-urlencoded', 'application/json'],
         body: TokenRequest,
         response: { 200: TokenResponse, 400: OAuthError, 401: OAuthError, 429: OAuthError, 503: OAuthError }
       }

@@ -6,7 +6,7 @@ import { blobEtag, parseBlobIfMatch } from '../../lib/git/etag.js'
 import { SPECIAL_PATHS, validateProjectPath } from '../../lib/git/paths.js'
 import { errorResponses } from '../../schemas/common.js'
 import {
-  GitProjectParams, InitializeProjectBody, InitializeProjectResponse, ReadProjectResponse, UpdateProjectBody, UpdateProjectResponse
+  GitProjectParams, InitializeProjectBody, InitializeProjectResponse, ReadProjectResponse, UpdateProjectBody, ProjectIfMatchHeaders, UpdateProjectResponse
 } from '../../schemas/git.js'
 import { checked, gitParams } from './params.js'
 
@@ -93,6 +93,7 @@ const gitProjectsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
         'read in `If-Match`; a file changed since is a 409 and nothing is pushed. ' + failures,
       tags: ['git'],
       params: GitProjectParams,
+      headers: ProjectIfMatchHeaders,
       body: UpdateProjectBody,
       response: { 200: UpdateProjectResponse, ...errorResponses(400, 404, 409, 502, 503, 504) }
     }

@@ -263,9 +263,14 @@ t.test('OpenAPI: the security schemes and the new routes', async (t) => {
     t.ok(doc.paths[path]?.[method], `${method} ${path} documented`)
   }
   const list = doc.paths['/oauth/serviceAccounts'].get
-  t.same(Object.keys(list.responses['200'].content['application/json'].schema.properties).sort(), ['count', 'end', 'items', 'limit', 'next', 'previous', 'results', 'skip', 'total'], 'the list answers the page envelope')
+  t.same(list.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/ServiceAccountPage' })
+  t.same(Object.keys(doc.components.schemas.ServiceAccountPage.properties).sort(), ['count', 'end', 'items', 'limit', 'next', 'previous', 'results', 'skip', 'total'], 'the list answers the page envelope')
   t.ok(['limit', 'skip', 'sort', 'order', 'include', 'exclude', 'equals', 'contains', 'starts-with'].every((name) => list.parameters.some((p: { name: string, in: string }) => p.in === 'query' && p.name === name)), 'and takes the list language')
   t.same(doc.paths['/whoami'].get.security, [{ basicAuth: [] }, { bearerAuth: [] }, { cookieAuth: [] }, { queryToken: [] }])
-  t.equal(doc.paths['/login'].post.security, undefined, 'logging in needs no credentials')
-  t.ok(doc.paths['/oauth/token'].post.requestBody.content['application/x-www-form-urlencoded'])
+  t.same(doc.paths['/login'].post.security, [], 'logging in needs no credentials')
+  const token = doc.paths['/oauth/token'].post
+  t.same(token.security, [])
+  t.ok(token.requestBody.content['application/x-www-form-urlencoded'])
+  t.ok(token.requestBody.content['application/json'], 'JSON is taken too')
+  t.same(Object.keys(token.responses).sort(), ['200', '400', '401', '429', '503'], 'its own errors only: every other refusal is a 400 invalid_request')
 })

@@ -644,7 +644,7 @@ t.test('the route is in the OpenAPI document', async (t) => {
   t.same(route.parameters.map((p: { name: string, in: string }) => `${p.in}:${p.name}`).sort(),
     ['path:branchName', 'path:gitType', 'path:projectPath', 'path:repoPath'])
   t.match(route.parameters.find((p: { name: string }) => p.name === 'repoPath').description, /netops%2Fautomation/)
-  t.same(Object.keys(route.responses).sort(), ['200', '400', '401', '403', '404', '409', '502', '503', '504'])
+  t.same(Object.keys(route.responses).sort(), ['200', '400', '401', '403', '404', '409', '413', '414', '415', '429', '502', '503', '504'])
   t.ok(route.requestBody.content['application/json'].schema.properties.project)
   t.same(route.security, [{ basicAuth: [] }, { bearerAuth: [] }, { cookieAuth: [] }, { queryToken: [] }])
   t.match(route.description, /designer/)

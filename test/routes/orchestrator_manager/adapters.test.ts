@@ -196,25 +196,27 @@ t.test('the OpenAPI document describes the adapter and relay routes; passwords a
   t.same(createSchema.required.sort(), ['baseUrl', 'id', 'password', 'username'])
   t.equal(createSchema.properties.password.writeOnly, true)
   t.equal(paths['/orchestrator_manager/adapters/{id}'].put.requestBody.content['application/json'].schema.properties.password.writeOnly, true)
-  const adapterSchema = create.responses['200'].content['application/json'].schema
+  t.same(create.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Adapter' })
+  const adapterSchema = doc.components.schemas.Adapter
   t.ok(adapterSchema.properties.baseUrl, 'the adapter is described')
   t.notOk('password' in adapterSchema.properties, 'no password in a response')
-  t.same(Object.keys(create.responses).sort(), ['200', '400', '401', '403', '409', '503'])
+  t.same(Object.keys(create.responses).sort(), ['200', '400', '401', '403', '409', '413', '415', '429', '503'])
   t.same(create.security, [{ basicAuth: [] }, { bearerAuth: [] }, { cookieAuth: [] }, { queryToken: [] }])
   t.match(create.description, /Roles: admin/)
 
   const action = paths['/orchestrator_manager/restAction/{adapterId}'].post
-  t.same(Object.keys(action.responses).sort(), ['200', '400', '401', '403', '404', '500', '502', '503', '504'])
+  t.same(Object.keys(action.responses).sort(), ['200', '400', '401', '403', '404', '413', '414', '415', '429', '500', '502', '503', '504'])
   t.same(action.requestBody.content['application/json'].schema.required.sort(), ['body', 'params'])
   t.equal(action.requestBody.content['application/json'].schema.additionalProperties, false)
   t.same(action.requestBody.content['application/json'].schema.properties.params.required.sort(), ['accept', 'path'])
-  t.match(action.responses['200'].content['application/json'].schema, { type: 'array', items: { required: ['result'] } })
+  t.match(action.responses['200'].content['application/json'].schema, { type: 'array', items: { $ref: '#/components/schemas/RelayResult' } })
+  t.match(doc.components.schemas.RelayResult, { required: ['result'] })
   t.match(action.responses['502'].content['application/json'].schema.properties, { upstream: { properties: { status: {}, body: {} } } })
   t.match(action.parameters, [{ in: 'path', name: 'adapterId', required: true }])
   t.same(action.security, [{ basicAuth: [] }, { bearerAuth: [] }, { cookieAuth: [] }, { queryToken: [] }])
 
   const query = paths['/orchestrator_manager/restQuery/{adapterId}'].post
-  t.same(Object.keys(query.responses).sort(), ['200', '400', '401', '403', '404', '500', '502', '503', '504'])
+  t.same(Object.keys(query.responses).sort(), ['200', '400', '401', '403', '404', '413', '414', '415', '429', '500', '502', '503', '504'])
   t.same(Object.keys(query.requestBody.content['application/json'].schema.properties), ['params'])
   const document = query.responses['200'].content['*/*'].schema
   t.same(document.anyOf.map((s: { type: string }) => s.type), ['object', 'array', 'string'], 'a JSON object or array, or text')

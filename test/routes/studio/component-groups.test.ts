@@ -499,12 +499,12 @@ t.test('every component-group route is in the OpenAPI document with its schemas'
   const app = await buildTestApp(t, { database: 'any' })
   const doc = (await app.inject({ url: '/openapi.json' })).json()
   const routes: Array<[string, string, number[]]> = [
-    ['/studio/component-groups', 'get', [200, 400, 401]],
-    ['/studio/component-groups', 'post', [200, 400, 401, 403, 409, 503]],
-    ['/studio/component-groups/import', 'post', [200, 400, 401, 403, 409, 503]],
-    ['/studio/component-groups/{id}', 'get', [200, 400, 401, 404]],
-    ['/studio/component-groups/{id}', 'put', [200, 400, 401, 403, 404, 409, 503]],
-    ['/studio/component-groups/{id}', 'delete', [200, 400, 401, 403, 404, 409, 503]]
+    ['/studio/component-groups', 'get', [200, 400, 401, 429, 503]],
+    ['/studio/component-groups', 'post', [200, 400, 401, 403, 409, 413, 415, 429, 503]],
+    ['/studio/component-groups/import', 'post', [200, 400, 401, 403, 409, 413, 415, 429, 503]],
+    ['/studio/component-groups/{id}', 'get', [200, 400, 401, 404, 414, 429, 503]],
+    ['/studio/component-groups/{id}', 'put', [200, 400, 401, 403, 404, 409, 413, 414, 415, 429, 503]],
+    ['/studio/component-groups/{id}', 'delete', [200, 400, 401, 403, 404, 409, 413, 414, 415, 429, 503]]
   ]
   for (const [path, method, statuses] of routes) {
     const operation = doc.paths[path]?.[method]
@@ -518,16 +518,21 @@ t.test('every component-group route is in the OpenAPI document with its schemas'
   t.same(update.required, ['name', 'members', 'gbacRead'])
   t.equal(update.additionalProperties, false)
   t.notOk('_id' in update.properties)
-  t.same(update.properties.members.items.anyOf.map((m: { properties: { type: { enum: string[] } } }) => m.properties.type.enum), [['folder'], ['component']])
+  t.same(update.properties.members.items, { $ref: '#/components/schemas/ComponentGroupMember' }, 'a named member schema')
+  t.same(doc.components.schemas.ComponentGroupMember.anyOf.map((m: { properties: { type: { enum: string[] } } }) => m.properties.type.enum), [['folder'], ['component']])
   t.ok(put.responses['200'].headers.ETag, 'the ETag header is documented')
   t.same(put.parameters.map((p: { in: string, name: string }) => `${p.in}:${p.name}`).sort(), ['header:if-match', 'path:id'])
-  const updated = put.responses['200'].content['application/json'].schema.properties.updated
-  t.same(updated.required.sort(), ['_id', 'description', 'gbacRead', 'gbacWrite', 'members', 'meta', 'name', 'version'])
+  t.same(put.responses['200'].content['application/json'].schema.properties.updated, { $ref: '#/components/schemas/ComponentGroup' })
+  t.same(doc.components.schemas.ComponentGroup.required.sort(), ['_id', 'description', 'gbacRead', 'gbacWrite', 'members', 'meta', 'name', 'version'])
   const list = doc.paths['/studio/component-groups'].get
   t.same(list.parameters.map((p: { name: string }) => p.name).sort(), [
-    'contains', 'containsField', 'equals', 'equalsField', 'exclude', 'include', 'limit', 'order', 'skip', 'sort', 'starts-with', 'startsWith', 'startsWithField'
+    'contains', 'containsField', 'contains[name]', 'equals', 'equalsField', 'equals[name]', 'exclude', 'in[name]', 'include', 'limit', 'not-in[name]',
+    'order', 'skip', 'sort', 'starts-with', 'starts-with[name]', 'startsWith', 'startsWithField', 'startsWith[name]'
   ])
-  t.same(list.responses['200'].content['application/json'].schema.required.sort(), ['count', 'end', 'items', 'limit', 'next', 'previous', 'skip', 'total'])
+  t.notOk(list.parameters.some((p: { required?: boolean }) => p.required === true), 'every list parameter is optional')
+  t.equal(list.parameters.find((p: { name: string }) => p.name === 'limit').schema.default, 25)
+  t.same(list.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/ComponentGroupPage' })
+  t.same(doc.components.schemas.ComponentGroupPage.required.sort(), ['count', 'end', 'items', 'limit', 'next', 'previous', 'skip', 'total'])
   const one = doc.paths['/studio/component-groups/{id}'].get
   t.same(one.parameters.map((p: { in: string, name: string }) => `${p.in}:${p.name}`).sort(), ['path:id', 'query:exclude', 'query:include'])
   t.ok(doc.paths['/studio/component-groups/import'].post.requestBody.content['application/json'].schema.properties.componentGroups)

@@ -19,8 +19,11 @@ export function EditView ({ id, tab, user, onSignedOut }: Props) {
   const [group, setGroup] = useState<Group>()
   const [missing, setMissing] = useState<string>()
   const [error, setError] = useState<string>()
+  // Kept here: the editor starts anew (from the saved version) after each save.
+  const [saved, setSaved] = useState<string>()
   const load = async (): Promise<void> => {
     setError(undefined)
+    setSaved(undefined)
     const result = await call(api.GET('/studio/component-groups/{id}', { params: { path: { id } } }))
     if (result.ok) setGroup(asGroup(result.data))
     else if (result.status === 401) onSignedOut()
@@ -44,18 +47,18 @@ export function EditView ({ id, tab, user, onSignedOut }: Props) {
       </div>
       <div role='tabpanel'>
         {tab === 0
-          ? <Editor key={group.version} group={group} user={user} onSaved={setGroup} onReload={() => { void load() }} onSignedOut={onSignedOut} />
+          ? <Editor key={group.version} group={group} user={user} saved={saved} onSaved={(g) => { setGroup(g); setSaved(`Saved: version ${g.version}.`) }} onReload={() => { void load() }} onSignedOut={onSignedOut} />
           : <History group={group} user={user} onRestored={setGroup} onReload={() => { void load() }} onSignedOut={onSignedOut} />}
       </div>
     </main>
   )
 }
 
-function Editor ({ group, user, onSaved, onReload, onSignedOut }: { group: Group, user: WhoAmI, onSaved: (g: Group) => void, onReload: () => void, onSignedOut: () => void }) {
+function Editor ({ group, user, saved, onSaved, onReload, onSignedOut }: { group: Group, user: WhoAmI, saved?: string, onSaved: (g: Group) => void, onReload: () => void, onSignedOut: () => void }) {
   const [draft, setDraft] = useState<Draft>(() => draftOf(group))
   const [error, setError] = useState<string>()
   const [conflict, setConflict] = useState(false)
-  const [notice, setNotice] = useState<string>()
+  const [notice, setNotice] = useState<string | undefined>(saved)
   const [confirming, setConfirming] = useState(false)
   const [busy, setBusy] = useState(false)
   const readOnly = !mayEdit(user, group)
@@ -78,10 +81,8 @@ function Editor ({ group, user, onSaved, onReload, onSignedOut }: { group: Group
       params: { path: { id: group._id }, header: { 'if-match': ifMatch(group.version) } }, body: { update }
     }))
     setBusy(false)
-    if (result.ok) {
-      onSaved(asGroup(result.data.updated))
-      setNotice(`Saved: version ${result.data.updated.version}.`)
-    } else if (result.status === 401) onSignedOut()
+    if (result.ok) onSaved(asGroup(result.data.updated))
+    else if (result.status === 401) onSignedOut()
     else if (result.status === 409 && /version/i.test(result.message)) setConflict(true)
     else setError(result.message)
   }

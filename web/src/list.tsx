@@ -86,7 +86,8 @@ export function ListView ({ user, onSignedOut }: { user: WhoAmI, onSignedOut: ()
   const [order, setOrder] = useState<1 | -1>(1)
   const [skip, setSkip] = useState(0)
   const [rows, setRows] = useState<Row[]>()
-  const [total, setTotal] = useState(0)
+  // The page shown: its place and the total, as the API answered them (not as asked).
+  const [shown, setShown] = useState({ skip: 0, total: 0 })
   const [error, setError] = useState<string>()
   const [showDeleted, setShowDeleted] = useState(false)
   const latest = useRef(0)
@@ -105,7 +106,7 @@ export function ListView ({ user, onSignedOut }: { user: WhoAmI, onSignedOut: ()
       }
       const page: Row[] = result.data.items.map((item) => ({ group: asGroup(item) }))
       setRows(page)
-      setTotal(result.data.total)
+      setShown({ skip: result.data.skip, total: result.data.total })
       // The last change of each group on the page: its newest version (one small read per row shown).
       const changes = await Promise.all(page.map(async (row) => await call(api.GET('/studio/component-groups/{id}/versions', {
         params: { path: { id: row.group._id }, query: { limit: 1, skip: 0 } }
@@ -119,8 +120,9 @@ export function ListView ({ user, onSignedOut }: { user: WhoAmI, onSignedOut: ()
     void load()
   }, [search, order, skip])
 
+  const total = shown.total
   const pages = Math.max(1, Math.ceil(total / PAGE_SIZE))
-  const pageNumber = Math.floor(skip / PAGE_SIZE) + 1
+  const pageNumber = Math.floor(shown.skip / PAGE_SIZE) + 1
   return (
     <main>
       <h1>Component groups</h1>
@@ -156,9 +158,9 @@ export function ListView ({ user, onSignedOut }: { user: WhoAmI, onSignedOut: ()
             </table>
             )}
       <nav class='pager' aria-label='Pages'>
-        <button type='button' disabled={skip === 0} onClick={() => { setSkip(Math.max(0, skip - PAGE_SIZE)) }}>Previous page</button>
+        <button type='button' disabled={shown.skip === 0} onClick={() => { setSkip(Math.max(0, shown.skip - PAGE_SIZE)) }}>Previous page</button>
         <span>Page {pageNumber} of {pages} ({total} groups)</span>
-        <button type='button' disabled={skip + PAGE_SIZE >= total} onClick={() => { setSkip(skip + PAGE_SIZE) }}>Next page</button>
+        <button type='button' disabled={shown.skip + PAGE_SIZE >= total} onClick={() => { setSkip(shown.skip + PAGE_SIZE) }}>Next page</button>
       </nav>
       {showDeleted && <DeletedGroups onSignedOut={onSignedOut} />}
     </main>

@@ -46,6 +46,9 @@ t.test('the production install runs the service', async (t) => {
       const users = await fetch(`${server.url}/users`, { headers: { authorization: adminAuth } })
       t.equal(users.status, 200)
       t.match(await users.json(), { total: 1, items: [{ username: ADMIN.username, roles: ['admin'] }] }, 'the bootstrap admin')
+      const page = await fetch(`${server.url}/studio/`)
+      t.equal(page.status, 200, 'the studio page, built into dist/web')
+      t.match(await page.text(), /<script type="module" crossorigin src="\.\/assets\/index-[^"]+\.js">/)
 
       server.child.kill('SIGTERM')
       const exit = await server.exited

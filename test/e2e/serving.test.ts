@@ -10,6 +10,9 @@ import { nginxInstalled, startNginx } from '../fixtures/nginx.js'
 import { chromiumInstalled, inCi, launchBrowser, listen, newPage, signIn, startService } from './browser.js'
 import { buildTestApp } from '../helper.js'
 
+// A browser on a busy shared machine, and a build of the page when dist/web lacks it: minutes.
+t.setTimeout(600_000)
+
 /** The page's first load may not pass this, JavaScript and CSS gzipped. */
 const FIRST_LOAD_LIMIT = 100 * 1024
 

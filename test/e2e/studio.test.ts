@@ -6,6 +6,9 @@ import type { Page } from 'playwright-core'
 import { adminAuth, ADMIN, type TestApp } from '../helper.js'
 import { chromiumInstalled, inCi, launchBrowser, makeUser, newPage, scrollsSideways, signIn, startService } from './browser.js'
 
+// A browser on a busy shared machine, and a build of the page when dist/web lacks it: minutes.
+t.setTimeout(600_000)
+
 interface Group { _id: string, name: string, version: number, description: string, members: unknown[] }
 
 async function createGroup (app: TestApp, name: string, extra: Record<string, unknown> = {}): Promise<{ group: Group, edit: string }> {

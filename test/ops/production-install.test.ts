@@ -9,6 +9,10 @@ import { promisify } from 'node:util'
 import { ADMIN, adminAuth, createTestDatabase, testDatabases } from '../helper.js'
 import { cleanEnv, imageBuild, startBuiltServer } from './built-server.js'
 
+// The build it makes (or waits for) compiles the service and the studio page: the OpenAPI
+// document on a fresh embedded database, its types, Vite. Minutes on a busy machine.
+t.setTimeout(600_000)
+
 const run = promisify(execFile)
 const exists = async (file: string): Promise<boolean> => await stat(file).then(() => true, () => false)
 

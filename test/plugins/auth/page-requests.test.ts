@@ -9,7 +9,9 @@ t.test('the session cookie, the origin of writes and the challenge', async (t) =
   t.equal(login.statusCode, 200)
   const cookie = `token=${login.json() as string}`
   const create = await app.inject({
-    method: 'POST', url: '/studio/component-groups', headers: { authorization: adminAuth },
+    method: 'POST',
+    url: '/studio/component-groups',
+    headers: { authorization: adminAuth },
     payload: { componentGroup: { name: 'Origin test', gbacRead: [], members: [] } }
   })
   const id = create.json().created._id as string
@@ -48,12 +50,14 @@ t.test('the session cookie, the origin of writes and the challenge', async (t) =
 
   t.test('Basic and Bearer credentials are not the browser\'s to send: no origin check', async (t) => {
     const basic = await app.inject({
-      method: 'POST', url: `/studio/component-groups/${id}/versions/1/restore`,
+      method: 'POST',
+      url: `/studio/component-groups/${id}/versions/1/restore`,
       headers: { authorization: adminAuth, cookie, 'sec-fetch-site': 'cross-site', origin: 'http://elsewhere.example' }
     })
     t.equal(basic.statusCode, 200)
     const bearer = await app.inject({
-      method: 'POST', url: `/studio/component-groups/${id}/versions/1/restore`,
+      method: 'POST',
+      url: `/studio/component-groups/${id}/versions/1/restore`,
       headers: { authorization: `Bearer ${login.json() as string}`, 'sec-fetch-site': 'cross-site' }
     })
     t.equal(bearer.statusCode, 200)

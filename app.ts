@@ -14,6 +14,7 @@ import studioPlugin from './plugins/studio/index.js'
 import gitPlugin from './plugins/git/index.js'
 import orchestratorPlugin from './plugins/orchestrator/index.js'
 import routes from './routes/index.js'
+import webPlugin from './plugins/web/index.js'
 
 export { REDACTED_PATHS } from './plugins/core/server-options.js'
 
@@ -39,6 +40,8 @@ export async function buildApp (config: Config, options: { logStream?: Destinati
   await app.register(gitPlugin)
   await app.register(orchestratorPlugin)
   await app.register(routes)
+  // The studio page (dist/web) at /studio/ and /automation-studio/.
+  await app.register(webPlugin)
 
   return app
 }

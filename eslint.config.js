@@ -3,7 +3,7 @@ import neostandard from 'neostandard'
 export default [
   ...neostandard({
     ts: true,
-    ignores: ['dist/**', 'coverage/**', '.tap/**', '.cache/**', 'data/**', 'test/client/.run-*/**']
+    ignores: ['dist/**', 'web/generated/**', 'coverage/**', '.tap/**', '.cache/**', 'data/**', 'test/client/.run-*/**']
   }),
   {
     rules: {

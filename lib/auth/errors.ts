@@ -4,6 +4,8 @@ import { defineError, withDetails, type CatalogError, type CatalogErrorConstruct
 // Logging in
 export const InvalidCredentials = defineError('INVALID_CREDENTIALS', 'Missing or invalid credentials', 401)
 export const LoginFailed = defineError('LOGIN_FAILED', 'Wrong username or password', 401)
+export const CrossOriginWriteRefused = defineError<[source: string]>('CROSS_ORIGIN_WRITE_REFUSED',
+  'A write authenticated by the session cookie must come from this service\'s own pages (%s); other clients send the token as Authorization: Bearer', 403)
 export const RoleRequired = defineError<[roles: string]>('ROLE_REQUIRED', 'This operation needs one of the roles: %s', 403)
 const TooManyFailedLogins = defineError<[retryAfterS: number]>('TOO_MANY_FAILED_LOGINS', 'Too many failed logins; retry in %s s', 429)
 const LoginBusy = defineError('LOGIN_BUSY', 'Too many logins are being checked; retry in a moment', 503)

@@ -6,7 +6,8 @@ import { QueueFull } from '../../lib/auth/check-queue.js'
 import { isWellFormedToken, tokenDigest } from '../../lib/auth/tokens.js'
 import { toAuthUser, type AuthUser, type RequestAuth } from '../../lib/auth/roles.js'
 import { BASIC_CHALLENGE, TOKEN_CHALLENGE, TOKEN_COOKIE } from '../../lib/auth/schemes.js'
-import { CredentialCheckFailed, InvalidCredentials } from '../../lib/auth/errors.js'
+import { CredentialCheckFailed, CrossOriginWriteRefused, InvalidCredentials } from '../../lib/auth/errors.js'
+import { PAGE_REQUEST_HEADER, crossOriginRefusal, originOf } from '../../lib/auth/cross-origin.js'
 import { HttpError, databaseUnavailable, isDatabaseUnavailable } from '../../lib/http/errors.js'
 import type { AuthMethod } from '../../schemas/auth.js'
 import type { LoginRecord, UsersRepository } from './users-repository.js'
@@ -156,6 +157,14 @@ export async function credentials (fastify: FastifyInstance, users: UsersReposit
     })
   }
 
+  /** The origins this service is reached at: as the request addressed it, and PUBLIC_URL's (or the proxy's) when absolute. */
+  function ownOrigins (request: FastifyRequest): string[] {
+    const own = [`${request.protocol}://${request.host}`.toLowerCase()]
+    const announced = originOf(request.publicUrl('/'))
+    if (announced !== undefined) own.push(announced)
+    return own
+  }
+
   /** Authenticates a request the cache did not know; sets `request.user` or throws. */
   async function authenticate (request: FastifyRequest, reply: FastifyReply, header: string | undefined, queryToken: unknown): Promise<AuthUser> {
     let known: Known | undefined
@@ -177,6 +186,9 @@ export async function credentials (fastify: FastifyInstance, users: UsersReposit
         const token = cookies?.[TOKEN_COOKIE]
         if (token !== undefined) {
           challenge = TOKEN_CHALLENGE
+          // The browser sends the cookie whichever page asks: a write must come from our own origin.
+          const refusal = crossOriginRefusal(request.method, request.headers, ownOrigins(request))
+          if (refusal !== undefined) throw new CrossOriginWriteRefused(refusal)
           const key = `${COOKIE_KEY}${token}`
           const cached = cache.lookup(key)
           if (cached?.refresh === true) refresh(key, cached.value)
@@ -188,7 +200,8 @@ export async function credentials (fastify: FastifyInstance, users: UsersReposit
       throw isDatabaseUnavailable(err) ? databaseUnavailable(err) : err
     }
     if (known === undefined) {
-      reply.header('www-authenticate', challenge)
+      // The studio page's own calls get no challenge: a browser would open its login dialog.
+      if (request.headers[PAGE_REQUEST_HEADER] === undefined) reply.header('www-authenticate', challenge)
       throw new InvalidCredentials()
     }
     request.user = known.user

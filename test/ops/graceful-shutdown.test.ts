@@ -8,6 +8,10 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { ADMIN, adminAuth, createTestDatabase } from '../helper.js'
 import { imageBuild, startBuiltServer } from './built-server.js'
 
+// The build it makes (or waits for) compiles the service and the studio page: the OpenAPI
+// document on a fresh embedded database, its types, Vite. Minutes on a busy machine.
+t.setTimeout(600_000)
+
 const serverUrl = process.env.TEST_DATABASE_URL ?? ''
 
 /** Resolves with the connection error code, or 'connected'. */

@@ -9,6 +9,10 @@ import { promisify } from 'node:util'
 import { ADMIN, adminAuth, createTestDatabase, testDatabases } from '../helper.js'
 import { cleanEnv, imageBuild, startBuiltServer } from './built-server.js'
 
+// The build it makes (or waits for) compiles the service and the studio page: the OpenAPI
+// document on a fresh embedded database, its types, Vite. Minutes on a busy machine.
+t.setTimeout(600_000)
+
 const run = promisify(execFile)
 const exists = async (file: string): Promise<boolean> => await stat(file).then(() => true, () => false)
 
@@ -46,6 +50,9 @@ t.test('the production install runs the service', async (t) => {
       const users = await fetch(`${server.url}/users`, { headers: { authorization: adminAuth } })
       t.equal(users.status, 200)
       t.match(await users.json(), { total: 1, items: [{ username: ADMIN.username, roles: ['admin'] }] }, 'the bootstrap admin')
+      const page = await fetch(`${server.url}/studio/`)
+      t.equal(page.status, 200, 'the studio page, built into dist/web')
+      t.match(await page.text(), /<script type="module" crossorigin src="\.\/assets\/index-[^"]+\.js">/)
 
       server.child.kill('SIGTERM')
       const exit = await server.exited

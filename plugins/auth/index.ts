@@ -10,10 +10,8 @@ import { usersRepository, type UsersRepository } from './users-repository.js'
 import { sessionsRepository, type SessionsRepository } from './sessions-repository.js'
 import { loginThrottle } from './login-throttle.js'
 import { credentials } from './credentials.js'
-import { authorizer } from './authorize.js'
+import { authorizer, requireAuthentication } from './authorize.js'
 import { bootstrapAdmin } from './bootstrap-admin.js'
-
-export { requireAuthentication } from './authorize.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -31,6 +29,11 @@ declare module 'fastify' {
     sessionsRepository: SessionsRepository
     /** An onRequest hook: credentials (Basic, or a token) required, and one of `roles` when given. */
     authorize: (roles?: readonly Role[]) => onRequestHookHandler
+    /**
+     * Makes every route registered in `scope` after this call require credentials and the roles
+     * in its `config.roles`, and says so in the OpenAPI document.
+     */
+    requireAuthentication: (scope: FastifyInstance) => void
     /** Drops what this instance remembers of `username`'s credentials and tokens; call it whenever that user changes. */
     forgetCredentials: (username: string) => void
     /**
@@ -81,6 +84,7 @@ export default fp(async (fastify) => {
   const verifier = await credentials(fastify, users, sessions, throttle)
   fastify.decorate('forgetCredentials', verifier.forget)
   fastify.decorate('authorize', authorizer(verifier))
+  fastify.decorate('requireAuthentication', requireAuthentication)
   fastify.decorate('guardedRoutes', [] as GuardedRoute[])
 
   await bootstrapAdmin(fastify)

@@ -13,7 +13,9 @@ declare module 'fastify' {
 }
 
 export default fp(async (fastify) => {
-  const repository = adaptersRepository(fastify.db, fastify.secrets)
+  // Each write to an adapter drops the client's cached settings and pool of it (the client is made below).
+  let forget = (_id: string): void => {}
+  const repository = adaptersRepository(fastify.db, fastify.secrets, (id) => { forget(id) })
   fastify.decorate('adaptersRepository', repository)
   // Keys the adapters migrations/011 could not (ids beyond ASCII); look-alikes older than the keys
   // keep working by their exact id, and are named here so that an admin can remove one.
@@ -30,6 +32,7 @@ export default fp(async (fastify) => {
     queueWaitMs: fastify.config.ORCHESTRATOR_QUEUE_WAIT_MS,
     tracer: fastify.tracer
   })
+  forget = (id) => { client.forget(id) }
   fastify.decorate('orchestrator', client)
   fastify.addHook('onClose', async () => { await client.close() })
   // /metrics is open to anyone unless METRICS_AUTH is on: adapter ids (names of sites and

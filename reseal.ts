@@ -1,7 +1,7 @@
 import { ConfigError, loadConfig } from './plugins/core/config.js'
 import { openDatabase } from './plugins/database/index.js'
 import { secretSealer } from './plugins/core/secrets.js'
-import { resealAll } from './plugins/core/reseal.js'
+import { resealAll } from './reseal-all.js'
 import { recordResealedKey } from './plugins/core/secret-key-check.js'
 
 // Seals every stored secret (adapter passwords, users' Git tokens) that a key of

@@ -1,20 +1,11 @@
 // The processes benchmarks load: `service` (the real app, configured from the environment) or a
 // baseline. Each prints "LISTENING <url>" once it accepts connections.
-import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import replyFrom from '@fastify/reply-from'
-import { buildApp, REDACTED_PATHS } from '../app.js'
+import { APP_BLOCKS, buildApp, REDACTED_PATHS } from '../app.js'
 import { loadConfig, type Config } from '../plugins/core/config.js'
 import { serverOptions } from '../plugins/core/server-options.js'
 import corePlugin from '../plugins/core/index.js'
-import databasePlugin from '../plugins/database/index.js'
-import secretKeyCheckPlugin from '../plugins/core/secret-key-check.js'
-import authPlugin from '../plugins/auth/index.js'
-import metricsPlugin from '../plugins/core/metrics.js'
-import auditPlugin from '../plugins/audit/index.js'
-import studioPlugin from '../plugins/studio/index.js'
-import gitPlugin from '../plugins/git/index.js'
-import orchestratorPlugin from '../plugins/orchestrator/index.js'
-import routes from '../routes/index.js'
 import { PART_ROUTE, SERVICE_PART_NAMES, type ServicePart } from './foundation.js'
 import { requestIdGenerator } from '../lib/http/ids.js'
 import { largeDocument, startNsoServer } from '../test/fixtures/nso-server.js'
@@ -34,23 +25,17 @@ async function answerTrue (options: FastifyServerOptions): Promise<string> {
   return await listen(app)
 }
 
-// The service's plugins after core, in app.ts's order: a step of the cost-by-part scenario adds one.
-const SERVICE_PARTS: Record<ServicePart, FastifyPluginAsync[]> = {
-  core: [],
-  database: [databasePlugin, secretKeyCheckPlugin],
-  auth: [authPlugin],
-  metrics: [metricsPlugin],
-  audit: [auditPlugin],
-  areas: [studioPlugin, gitPlugin, orchestratorPlugin, routes]
-}
-
 // The service built up to `part` (app.ts's blocks, in order), with a route that needs no
 // credentials: what every request pays for the plugins registered so far.
 async function servicePart (config: Config, part: ServicePart): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(config))
   await app.register(corePlugin, { config })
-  for (const name of SERVICE_PART_NAMES.slice(0, SERVICE_PART_NAMES.indexOf(part) + 1)) {
-    for (const plugin of SERVICE_PARTS[name]) await app.register(plugin)
+  if (part !== 'core') {
+    if (!APP_BLOCKS.some((block) => block.name === part)) throw new Error(`app.ts has no block named ${part}`)
+    for (const block of APP_BLOCKS) {
+      for (const plugin of block.plugins) await app.register(plugin)
+      if (block.name === part) break
+    }
   }
   app.get(PART_ROUTE, { schema: { response: { 200: { type: 'boolean' } } } }, async () => true)
   return app

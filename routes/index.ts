@@ -3,7 +3,6 @@
 // the contract's paths and under the platform's own (`/automation-studio`, `/nso_manager`), which
 // the platform's clients and scripts call.
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify'
-import { requireAuthentication } from '../plugins/auth/index.js'
 import { aliasSchema } from '../lib/http/route-alias.js'
 import healthRoutes from './health.js'
 import loginRoutes from './auth/login.js'
@@ -46,7 +45,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
   await fastify.register(healthRoutes)
   await fastify.register(loginRoutes)
   await fastify.register(async (api) => {
-    requireAuthentication(api)
+    api.requireAuthentication(api)
     await api.register(usersRoutes, { prefix: '/users' })
     await api.register(sessionRoutes)
     await api.register(serviceAccountRoutes, { prefix: '/oauth/serviceAccounts' })

@@ -4,7 +4,7 @@ import { listQuerySchema, pageSchema, ProjectionQuery, type ListSpec } from '../
 import { component, FreeFormObject } from './common.js'
 
 // Limits: generous for real groups, small enough that one request cannot make the service or the
-// database do unbounded work. The README lists them.
+// database do unbounded work. docs/limits.md lists them.
 export const LIMITS = {
   name: 255,
   description: 10_000,

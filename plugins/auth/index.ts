@@ -10,10 +10,8 @@ import { usersRepository, type UsersRepository } from './users-repository.js'
 import { sessionsRepository, type SessionsRepository } from './sessions-repository.js'
 import { loginThrottle } from './login-throttle.js'
 import { credentials } from './credentials.js'
-import { authorizer } from './authorize.js'
+import { authorizer, requireAuthentication } from './authorize.js'
 import { bootstrapAdmin } from './bootstrap-admin.js'
-
-export { requireAuthentication } from './authorize.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -31,7 +29,15 @@ declare module 'fastify' {
     sessionsRepository: SessionsRepository
     /** An onRequest hook: credentials (Basic, or a token) required, and one of `roles` when given. */
     authorize: (roles?: readonly Role[]) => onRequestHookHandler
-    /** Drops what this instance remembers of `username`'s credentials and tokens; call it whenever that user changes. */
+    /**
+     * Makes every route registered in `scope` after this call require credentials and the roles
+     * in its `config.roles`, and says so in the OpenAPI document.
+     */
+    requireAuthentication: (scope: FastifyInstance) => void
+    /**
+     * Drops what this instance remembers of `username`'s credentials and tokens. The repositories'
+     * writes call it themselves; for a change made outside them (another instance, a test).
+     */
     forgetCredentials: (username: string) => void
     /**
      * Checks a username and password as every login does (throttled, through the bounded line of
@@ -60,8 +66,12 @@ declare module 'fastify' {
  * (authorize.ts) and, on the first start, the bootstrap admin.
  */
 export default fp(async (fastify) => {
-  const users = usersRepository(fastify.db)
-  const sessions = sessionsRepository(fastify.db)
+  // Each write to a user, a session or a service account drops what this instance remembers of
+  // its credentials and tokens: the repositories say whose, the credentials (made below) forget.
+  let forget = (_principal: string): void => {}
+  const changed = (principal: string): void => { forget(principal) }
+  const users = usersRepository(fastify.db, changed)
+  const sessions = sessionsRepository(fastify.db, changed)
   fastify.decorate('usersRepository', users)
   fastify.decorate('sessionsRepository', sessions)
 
@@ -79,8 +89,10 @@ export default fp(async (fastify) => {
   fastify.decorateRequest('user', null as unknown as AuthUser)
   fastify.decorateRequest('auth', null as unknown as RequestAuth)
   const verifier = await credentials(fastify, users, sessions, throttle)
+  forget = verifier.forget
   fastify.decorate('forgetCredentials', verifier.forget)
   fastify.decorate('authorize', authorizer(verifier))
+  fastify.decorate('requireAuthentication', requireAuthentication)
   fastify.decorate('guardedRoutes', [] as GuardedRoute[])
 
   await bootstrapAdmin(fastify)

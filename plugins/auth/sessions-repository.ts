@@ -53,8 +53,12 @@ export const MAX_SESSIONS = 100
 
 const ACCOUNT_COLUMNS = 'client_id, name, description, roles, groups, created_by, created_at, updated_by, updated_at'
 
-/** Sessions (login and OAuth access tokens) and OAuth clients; tokens and secrets are kept as digests only. */
-export function sessionsRepository (db: Db) {
+/**
+ * Sessions (login and OAuth access tokens) and OAuth clients; tokens and secrets are kept as
+ * digests only. `changed` is called with the principal (a username, or a service account's
+ * principal) whose session ended or whose account changed, once it is stored.
+ */
+export function sessionsRepository (db: Db, changed: (principal: string) => void = () => {}) {
   return {
     /**
      * Makes a token valid for `ttlS` seconds (fixed: using it does not extend it): a login session of
@@ -119,7 +123,12 @@ export function sessionsRepository (db: Db) {
 
     /** Ends one session; true when it existed. */
     async end (digest: string): Promise<boolean> {
-      return (await db.query('DELETE FROM sessions WHERE token_digest = $1', [digest])).rowCount > 0
+      const { rows } = await db.query<{ username: string | null, client_id: string | null }>(
+        'DELETE FROM sessions WHERE token_digest = $1 RETURNING username, client_id', [digest])
+      const row = rows[0]
+      if (row === undefined) return false
+      changed(row.username ?? serviceAccountPrincipal(row.client_id ?? ''))
+      return true
     },
 
     /** Makes a service account; its secret is in the answer only. */
@@ -148,7 +157,9 @@ export function sessionsRepository (db: Db) {
          WHERE client_id = $1 RETURNING ${ACCOUNT_COLUMNS}`,
         [clientId, updates.name ?? null, updates.description ?? null, updates.roles ?? null, updates.groups ?? null, updatedBy])
       const row = rows[0]
-      return row === undefined ? undefined : toAccount(row)
+      if (row === undefined) return undefined
+      changed(serviceAccountPrincipal(clientId))
+      return toAccount(row)
     },
 
     /**
@@ -165,7 +176,9 @@ export function sessionsRepository (db: Db) {
         await tx.query('DELETE FROM sessions WHERE client_id = $1', [clientId])
         return true
       })
-      return found ? secret : undefined
+      if (!found) return undefined
+      changed(serviceAccountPrincipal(clientId))
+      return secret
     },
 
     /** A page of service accounts, and how many match (see LIST_COUNT_LOOKAHEAD). */
@@ -183,7 +196,9 @@ export function sessionsRepository (db: Db) {
 
     /** Deletes a service account and its access tokens; false when there was none. */
     async deleteServiceAccount (clientId: string): Promise<boolean> {
-      return (await db.query('DELETE FROM oauth_clients WHERE client_id = $1', [clientId])).rowCount > 0
+      if ((await db.query('DELETE FROM oauth_clients WHERE client_id = $1', [clientId])).rowCount === 0) return false
+      changed(serviceAccountPrincipal(clientId))
+      return true
     }
   }
 }

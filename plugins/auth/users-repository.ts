@@ -35,8 +35,11 @@ function toUser (row: UserRow): User {
   }
 }
 
-/** Users table access; every password goes in hashed and never comes out. */
-export function usersRepository (db: Queryable & { transaction: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T> }) {
+/**
+ * Users table access; every password goes in hashed and never comes out. `changed` is called with
+ * the username after each write to a user, once it is stored: what is remembered of it is stale.
+ */
+export function usersRepository (db: Queryable & { transaction: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T> }, changed: (username: string) => void = () => {}) {
   // Locks the enabled admins' rows so two concurrent changes cannot both remove "the other" admin.
   async function assertAnotherAdmin (tx: Queryable, username: string): Promise<void> {
     const { rows } = await tx.query<{ username: string }>(
@@ -81,7 +84,7 @@ export function usersRepository (db: Queryable & { transaction: <T>(fn: (tx: Que
 
     async update (username: string, change: UserUpdate): Promise<User | undefined> {
       const hash = change.password === undefined ? null : await hashPassword(change.password)
-      return await db.transaction(async (tx) => {
+      const user = await db.transaction(async (tx) => {
         const losesAdmin = change.disabled === true || (change.roles !== undefined && !change.roles.includes('admin'))
         if (losesAdmin) {
           const { rows } = await tx.query<{ admin: boolean }>(
@@ -106,10 +109,12 @@ export function usersRepository (db: Queryable & { transaction: <T>(fn: (tx: Que
         else if (change.password !== undefined) await tx.query('DELETE FROM sessions WHERE username = $1 AND client_id IS NULL', [username])
         return toUser(rows[0])
       })
+      changed(username)
+      return user
     },
 
     async remove (username: string): Promise<boolean> {
-      return await db.transaction(async (tx) => {
+      const removed = await db.transaction(async (tx) => {
         const { rows } = await tx.query<{ admin: boolean }>(
           "SELECT 'admin' = ANY(roles) AND NOT disabled AS admin FROM users WHERE username = $1", [username])
         if (rows[0] === undefined) return false
@@ -117,6 +122,8 @@ export function usersRepository (db: Queryable & { transaction: <T>(fn: (tx: Que
         const result = await tx.query('DELETE FROM users WHERE username = $1', [username])
         return result.rowCount === 1
       })
+      changed(username)
+      return removed
     }
   }
 }

@@ -63,8 +63,12 @@ function toAdapter (row: AdapterRow): Adapter {
   }
 }
 
-/** Orchestrator adapters table access; passwords go in sealed and come out only for the relay. */
-export function adaptersRepository (db: Queryable, secrets: SecretSealer) {
+/**
+ * Orchestrator adapters table access; passwords go in sealed and come out only for the relay.
+ * `changed` is called with an adapter's id after each write to it, once it is stored: what is
+ * remembered of it (settings, connections) is stale.
+ */
+export function adaptersRepository (db: Queryable, secrets: SecretSealer, changed: (id: string) => void = () => {}) {
   const sealer = {
     seal: secrets.seal,
     /**
@@ -142,7 +146,10 @@ export function adaptersRepository (db: Queryable, secrets: SecretSealer) {
          RETURNING ${COLUMNS}`,
         [input.id, key, input.baseUrl, input.username, sealed, input.timeoutMs ?? ADAPTER_DEFAULTS.timeoutMs,
           input.rejectUnauthorized ?? ADAPTER_DEFAULTS.rejectUnauthorized, input.ca ?? null])
-      if (rows[0] !== undefined) return { created: toAdapter(rows[0]) }
+      if (rows[0] !== undefined) {
+        changed(input.id)
+        return { created: toAdapter(rows[0]) }
+      }
       // The same id first; a holder deleted meanwhile still refuses this call (the conflict was real).
       const { rows: holders } = await db.query<{ id: string }>(
         'SELECT id FROM orchestrator_adapters WHERE id = $1 OR id_key = $2 ORDER BY id = $1 DESC LIMIT 1', [input.id, key])
@@ -166,12 +173,14 @@ export function adaptersRepository (db: Queryable, secrets: SecretSealer) {
          RETURNING ${COLUMNS}`,
         [id, change.baseUrl ?? null, change.username ?? null, sealed, change.timeoutMs ?? null,
           change.rejectUnauthorized ?? null, change.ca !== undefined, change.ca ?? null])
+      changed(id)
       return rows[0] === undefined ? undefined : toAdapter(rows[0])
     },
 
     /** Deletes adapter `id`; a look-alike left without a key (see `claimKeys`) may take its key. */
     async remove (id: string): Promise<boolean> {
       const result = await db.query('DELETE FROM orchestrator_adapters WHERE id = $1', [id])
+      changed(id)
       if (result.rowCount === 1) await claimKeys()
       return result.rowCount === 1
     },

@@ -16,7 +16,9 @@ declare module 'fastify' {
 }
 
 export default fp(async (fastify) => {
-  const repository = adaptersRepository(fastify.db, fastify.secrets)
+  // Each write to an adapter drops the client's cached settings and pool of it (the client is made below).
+  let forget = (_id: string): void => {}
+  const repository = adaptersRepository(fastify.db, fastify.secrets, (id) => { forget(id) })
   fastify.decorate('adaptersRepository', repository)
   // Keys the adapters migrations/011 could not (ids beyond ASCII); look-alikes older than the keys
   // keep working by their exact id, and are named here so that an admin can remove one.
@@ -33,6 +35,7 @@ export default fp(async (fastify) => {
     queueWaitMs: fastify.config.ORCHESTRATOR_QUEUE_WAIT_MS,
     tracer: fastify.tracer
   })
+  forget = (id) => { client.forget(id) }
   fastify.decorate('orchestrator', client)
   fastify.decorate('nsoOperations', nsoOperations(client, async () => await repository.ids()))
   fastify.addHook('onClose', async () => { await client.close() })

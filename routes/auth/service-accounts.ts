@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ADMINS, serviceAccountPrincipal } from '../../lib/auth/roles.js'
+import { ADMINS } from '../../lib/auth/roles.js'
 import { ServiceAccountNotFound } from '../../lib/auth/errors.js'
 import { InvalidListParameter } from '../../lib/lists/errors.js'
 import { pageEnvelope, parseListQuery, project } from '../../lib/lists/list-query.js'
@@ -69,7 +69,6 @@ const serviceAccounts: FastifyPluginAsyncTypebox = async (fastify) => {
     request.audit('serviceAccount.update', clientId, { fields: Object.keys(request.body.updates).join(',') })
     const account = await repo.updateServiceAccount(clientId, request.body.updates, request.user.username)
     if (account === undefined) throw new ServiceAccountNotFound(clientId)
-    fastify.forgetCredentials(serviceAccountPrincipal(clientId))
     return { status: 'OK' as const, message: `Service account "${clientId}" updated`, data: account }
   })
 
@@ -86,7 +85,6 @@ const serviceAccounts: FastifyPluginAsyncTypebox = async (fastify) => {
     request.audit('serviceAccount.regenerateSecret', clientId)
     const secret = await repo.regenerateSecret(clientId, request.user.username)
     if (secret === undefined) throw new ServiceAccountNotFound(clientId)
-    fastify.forgetCredentials(serviceAccountPrincipal(clientId))
     return { client_id: clientId, client_secret: secret }
   })
 
@@ -102,7 +100,6 @@ const serviceAccounts: FastifyPluginAsyncTypebox = async (fastify) => {
     const clientId = request.params.client_id
     request.audit('serviceAccount.delete', clientId)
     if (!await repo.deleteServiceAccount(clientId)) throw new ServiceAccountNotFound(clientId)
-    fastify.forgetCredentials(serviceAccountPrincipal(clientId))
     return { status: 'OK' as const, message: `Service account "${clientId}" deleted` }
   })
 }

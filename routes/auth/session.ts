@@ -51,7 +51,6 @@ const session: FastifyPluginAsyncTypebox = async (fastify) => {
     // Ending a session is a write: the trail says whose token stopped working, and when.
     request.audit('logout', request.user.username)
     const ended = await fastify.sessionsRepository.end(digest)
-    fastify.forgetCredentials(request.user.username)
     request.audit('logout', request.user.username, { ended })
     return { loggedOut: ended }
   }

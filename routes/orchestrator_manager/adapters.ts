@@ -56,7 +56,6 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
     const { created, taken } = await repo.create(checkSettings(request.body))
     if (taken === id) throw new AdapterExists(id)
     if (taken !== undefined) throw withDetails(new AdapterNameTaken(id, taken), { existingId: taken })
-    fastify.orchestrator.forget(id)
     return created
   })
 
@@ -81,7 +80,6 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     request.audit('adapter.update', request.params.id, adapterChanges(request.body))
     const adapter = await repo.update(request.params.id, checkSettings(request.body))
-    fastify.orchestrator.forget(request.params.id)
     if (adapter === undefined) throw new AdapterNotFound(request.params.id)
     return adapter
   })
@@ -97,7 +95,6 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     request.audit('adapter.delete', request.params.id)
     const deleted = await repo.remove(request.params.id)
-    fastify.orchestrator.forget(request.params.id)
     if (!deleted) throw new AdapterNotFound(request.params.id)
     return { deleted }
   })

@@ -61,7 +61,6 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     request.audit('user.update', request.params.username, userChanges(request.body))
     const user = await repo.update(request.params.username, request.body)
-    fastify.forgetCredentials(request.params.username)
     if (user === undefined) throw new UserNotFound(request.params.username)
     return user
   })
@@ -77,7 +76,6 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     request.audit('user.delete', request.params.username)
     const deleted = await repo.remove(request.params.username)
-    fastify.forgetCredentials(request.params.username)
     if (!deleted) throw new UserNotFound(request.params.username)
     return { deleted }
   })

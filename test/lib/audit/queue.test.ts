@@ -2,6 +2,7 @@
 // and what close() writes and loses.
 import t from 'tap'
 import { AuditQueue, type AuditQueueOptions } from '../../../lib/audit/queue.js'
+import { until } from '../../helpers/until.js'
 
 function queue (over: Partial<AuditQueueOptions<number>> = {}) {
   const batches: number[][] = []
@@ -20,10 +21,6 @@ function queue (over: Partial<AuditQueueOptions<number>> = {}) {
     ...over
   })
   return { q, batches, errors, fail: (value: boolean) => { failing = value } }
-}
-
-const until = async (test: () => boolean): Promise<void> => {
-  while (!test()) await new Promise((resolve) => setTimeout(resolve, 2))
 }
 
 t.test('a full batch is written at once, the rest after the interval, in order', async (t) => {
@@ -111,7 +108,7 @@ t.test('flushes never overlap: a flush during one waits for it', async (t) => {
     write: async () => {
       running++
       most = Math.max(most, running)
-      await new Promise((resolve) => setTimeout(resolve, 5))
+      await new Promise((resolve) => setImmediate(resolve))
       running--
     }
   })

@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import Fastify from 'fastify'
 import basicAuth from '@fastify/basic-auth'
 import { basicAuthorization, parseBasicAuthorization } from '../../../lib/auth/basic-auth-header.js'
+import { propertyRuns } from '../../helpers/property-runs.js'
 
 t.test('builds the header it parses', async (t) => {
   t.equal(basicAuthorization('ann', 'pässword'), 'Basic ' + Buffer.from('ann:pässword', 'utf8').toString('base64'))
@@ -62,6 +63,7 @@ t.test('reads every header as @fastify/basic-auth does', async (t) => {
     fc.string({ unit: fc.constantFrom(...' \tBasic=+/:abc019'.split('')), maxLength: 40 })
   )
   let accepted = 0
+  const runs = propertyRuns(80)
   await fc.assert(fc.asyncProperty(header, async (authorization) => {
     seen = undefined
     const response = await app.inject({ url: '/', headers: { authorization } })
@@ -69,6 +71,6 @@ t.test('reads every header as @fastify/basic-auth does', async (t) => {
     if (response.statusCode === 200) accepted++
     t.equal(response.statusCode, seen === undefined ? 401 : 200)
     return JSON.stringify(parsed) === JSON.stringify(seen)
-  }), { numRuns: 400 })
-  t.ok(accepted > 100, `the plugin accepted ${accepted} of the headers: the property compared credentials, not only refusals`)
+  }), { numRuns: runs })
+  t.ok(accepted > runs / 4, `the plugin accepted ${accepted} of ${runs} headers: the property compared credentials, not only refusals`)
 })

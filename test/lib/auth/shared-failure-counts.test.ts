@@ -1,22 +1,27 @@
 import t from 'tap'
 import { CountsBusy, SharedFailureCounts, type KeyChange, type KeyCount } from '../../../lib/auth/shared-failure-counts.js'
 import { countKey } from '../../../lib/auth/login-guard.js'
+import { until } from '../../helpers/until.js'
 
 /** A count store in memory, as the database keeps it, recording every statement. */
 function store (windowS = 60) {
   const counts = new Map<string, number>()
   const calls: Array<{ reserve: KeyChange[], giveBack: KeyChange[] }> = []
+  let finished = 0
   let failNext: Error | undefined
   let omit: string | undefined
   const apply = async (reserve: KeyChange[], giveBack: KeyChange[]): Promise<KeyCount[]> => {
     calls.push({ reserve, giveBack })
     await new Promise((resolve) => setImmediate(resolve))
+    finished++
     if (failNext !== undefined) { const err = failNext; failNext = undefined; throw err }
     for (const { key, n } of giveBack) counts.set(key, Math.max(0, (counts.get(key) ?? 0) - n))
     for (const { key, n } of reserve) counts.set(key, (counts.get(key) ?? 0) + n)
     return reserve.filter(({ key }) => key !== omit).map(({ key }) => ({ key, failures: counts.get(key) ?? 0, secondsLeft: windowS }))
   }
-  return { counts, calls, apply, fail: (err: Error) => { failNext = err }, omit: (key: string) => { omit = key } }
+  /** Resolves once `n` statements have been answered. */
+  const answered = async (n: number): Promise<void> => { await until(() => finished >= n, `${n} statements are answered`) }
+  return { counts, calls, apply, answered, fail: (err: Error) => { failNext = err }, omit: (key: string) => { omit = key } }
 }
 
 t.test('keys are 16-byte HMAC digests of the parts, apart per kind and key', async (t) => {
@@ -35,7 +40,7 @@ t.test('concurrent reservations go in one statement; those past max are refused 
   t.same(s.calls[0]?.reserve, [{ key: 'a', n: 10 }, { key: 's', n: 10 }], 'one statement for ten checks')
   const refused = results.find((r) => !r.ok)
   t.same(refused, { ok: false, retryAfterS: 60 })
-  await new Promise((resolve) => setTimeout(resolve, 20))
+  await s.answered(2)
   t.same(Object.fromEntries(s.counts), { a: 4, s: 4 }, 'the refused gave their places back, in both keys')
   t.equal(counts.statements, 2)
 
@@ -48,7 +53,7 @@ t.test('concurrent reservations go in one statement; those past max are refused 
   if (!fresh.ok) throw new Error('refused')
   fresh.release()
   fresh.release()
-  await new Promise((resolve) => setTimeout(resolve, 20))
+  await s.answered(4)
   t.equal(s.counts.get('b'), 0)
   t.same(s.calls.at(-1)?.giveBack, [{ key: 'b', n: 1 }])
 })
@@ -60,7 +65,7 @@ t.test('a block ends with its window', async (t) => {
   t.ok((await counts.reserve([{ key: 'x', max: 1 }])).ok)
   t.same(await counts.reserve([{ key: 'x', max: 1 }]), { ok: false, retryAfterS: 2 })
   // The refused place is given back by a statement of its own.
-  await new Promise((resolve) => setTimeout(resolve, 20))
+  await s.answered(3)
   const statements = counts.statements
   t.same(await counts.reserve([{ key: 'x', max: 1 }]), { ok: false, retryAfterS: 2 }, 'blocked here')
   t.equal(counts.statements, statements)
@@ -93,7 +98,7 @@ t.test('bounded: too many keys waiting is CountsBusy; give-backs past the bound 
   third.release()
   t.equal(counts.droppedGiveBacks, 3, 'three keys past the bound of two')
 
-  await new Promise((resolve) => setTimeout(resolve, 20))
+  await s.answered(4) // the three reservations and the places given back
   s.fail(new Error('connection refused'))
   await t.rejects(counts.reserve([{ key: 'f', max: 10 }]), /connection refused/)
   s.omit('g')

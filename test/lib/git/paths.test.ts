@@ -20,6 +20,7 @@ import {
   validateProjectPath,
   validateRepoPath,
 } from '../../../lib/git/paths.js'
+import { propertyRuns } from '../../helpers/property-runs.js'
 
 const execFileAsync = promisify(execFile)
 
@@ -393,7 +394,7 @@ t.test('projectPath: refuses every path git itself refuses (verify_path with pro
       return !validateProjectPath(path).ok
     }
     return true
-  }), { numRuns: 150 })
+  }), { numRuns: propertyRuns(30) })
   t.ok(refusedByGit > 0, `git refused ${refusedByGit} of the generated paths, each refused here too`)
 })
 
@@ -413,7 +414,7 @@ t.test('projectPath: every accepted path is one isomorphic-git reads back from a
       if (tree[0]?.path !== segment) return false
     }
     return true
-  }), { numRuns: 300 })
+  }), { numRuns: propertyRuns(60) })
   t.ok(accepted > 0, `${accepted} generated paths were accepted and read back`)
 })
 
@@ -423,7 +424,7 @@ t.test('branchName: invisible characters and refs/ refused wherever they are', a
   fc.assert(fc.property(plain, invisible, plain, (a, c, b) => {
     const r = validateBranchName(`${a}${c}${b}`)
     return !r.ok && /invisible/.test(r.reason)
-  }), { numRuns: 200 })
+  }), { numRuns: propertyRuns(40) })
   fc.assert(fc.property(plain, (a) => !validateBranchName(`refs/${a}`).ok))
   t.pass('property held')
 })
@@ -435,7 +436,7 @@ t.test('branchName: a HEAD segment, a pseudo-ref or the cache remote prefix refu
   fc.assert(fc.property(parts, reserved, parts, (before, segment, after) => {
     const r = validateBranchName([...before, segment, ...after].join('/'))
     return !r.ok && /reserves|must not be 'HEAD'/.test(r.reason)
-  }), { numRuns: 300 })
+  }), { numRuns: propertyRuns(60) })
   fc.assert(fc.property(fc.array(plain, { minLength: 1, maxLength: 3 }), (rest) => !validateBranchName(['origin', ...rest].join('/')).ok))
   t.pass('property held')
 })

@@ -2,6 +2,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { describePath, findJsonTextProblem, findNulCharacter, isSafeNumberLiteral } from '../../../lib/http/json-text.js'
 import { jsonBytes, jsonDepth } from '../../../lib/http/free-form.js'
+import { propertyRuns } from '../../helpers/property-runs.js'
 
 const safeJson = fc.jsonValue({ maxDepth: 6 }).map((v) => JSON.parse(JSON.stringify(v, (_k, x: unknown) =>
   typeof x === 'number' && Math.abs(x) > Number.MAX_SAFE_INTEGER ? 1 : x)) as unknown)
@@ -10,7 +11,7 @@ t.test('JSON that JSON.stringify writes has no problem when its numbers are safe
   fc.assert(fc.property(safeJson, fc.boolean(), (value, pretty) => {
     const text = JSON.stringify(value, null, pretty ? 2 : undefined)
     return findJsonTextProblem(text, 100) === undefined
-  }), { numRuns: 500 })
+  }), { numRuns: propertyRuns(100) })
   t.pass()
 })
 
@@ -21,7 +22,7 @@ t.test('depth is counted as jsonDepth counts it', async (t) => {
     const atLimit = findJsonTextProblem(text, Math.max(depth, 1))
     const below = depth > 0 ? findJsonTextProblem(text, depth - 1) : undefined
     return atLimit === undefined && (depth === 0 || below?.kind === 'too-deep')
-  }), { numRuns: 300 })
+  }), { numRuns: propertyRuns(60) })
   t.equal(jsonBytes({ a: 'é' }), 10)
 })
 

@@ -1,32 +1,48 @@
 import t from 'tap'
-import { setTimeout as sleep } from 'node:timers/promises'
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import { KeyedMutex } from '../../../lib/http/keyed-mutex.js'
+
+/** A promise and the function that resolves it. */
+function gate (): { opened: Promise<void>, open: () => void } {
+  let open = (): void => {}
+  const opened = new Promise<void>((resolve) => { open = resolve })
+  return { opened, open }
+}
+
+const turns = async (n: number): Promise<void> => { for (let i = 0; i < n; i++) await nextTurn() }
 
 t.test('runs one at a time per key, in arrival order, even when one fails', async (t) => {
   const mutex = new KeyedMutex()
   const events: string[] = []
-  const job = (name: string, ms: number, fail = false) => async () => {
+  const job = (name: string, wait: Promise<void>, fail = false) => async () => {
     events.push(`start ${name}`)
-    await sleep(ms)
+    await wait
     events.push(`end ${name}`)
     if (fail) throw new Error(name)
     return name
   }
-  const results = await Promise.allSettled([
-    mutex.run('a', job('1', 30)),
-    mutex.run('a', job('2', 5, true)),
-    mutex.run('a', job('3', 1))
+  const first = gate()
+  const settled = Promise.allSettled([
+    mutex.run('a', job('1', first.opened)),
+    mutex.run('a', job('2', Promise.resolve(), true)),
+    mutex.run('a', job('3', Promise.resolve()))
   ])
+  await turns(10)
+  t.same(events, ['start 1'], 'the others wait while the first runs')
+  first.open()
+  const results = await settled
   t.same(events, ['start 1', 'end 1', 'start 2', 'end 2', 'start 3', 'end 3'])
   t.same(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled'])
 })
 
 t.test('different keys do not wait for each other', async (t) => {
+  t.setTimeout(30_000) // were b to wait for a, a would wait for ever
   const mutex = new KeyedMutex()
   const events: string[] = []
+  const bEnded = gate()
   await Promise.all([
-    mutex.run('a', async () => { events.push('a start'); await sleep(30); events.push('a end') }),
-    mutex.run('b', async () => { events.push('b start'); await sleep(1); events.push('b end') })
+    mutex.run('a', async () => { events.push('a start'); await bEnded.opened; events.push('a end') }),
+    mutex.run('b', async () => { events.push('b start'); await nextTurn(); events.push('b end'); bEnded.open() })
   ])
   t.same(events, ['a start', 'b start', 'b end', 'a end'])
 })

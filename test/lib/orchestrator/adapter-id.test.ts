@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import { foldAdapterId } from '../../../lib/orchestrator/adapter-id.js'
 import { ADAPTER_ID_PATTERN } from '../../../schemas/orchestrator.js'
 import { adapterIdArb, lookAlikeOf } from './adapter-id-arbitraries.js'
+import { propertyRuns } from '../../helpers/property-runs.js'
 
 const validId = new RegExp(ADAPTER_ID_PATTERN, 'u')
 
@@ -28,13 +29,13 @@ t.test('folding is idempotent, on any text', async () => {
   fc.assert(fc.property(fc.oneof(fc.string({ maxLength: 40, unit: 'binary' }), adapterIdArb), (s) => {
     const key = foldAdapterId(s)
     return foldAdapterId(key) === key
-  }), { numRuns: 5000 })
+  }), { numRuns: propertyRuns(1000) })
 })
 
 t.test('look-alikes fold to one key', async () => {
   fc.assert(fc.property(adapterIdArb.chain((id) => fc.tuple(fc.constant(id), lookAlikeOf(id))), ([id, alike]) => {
     return foldAdapterId(id) === foldAdapterId(alike)
-  }), { numRuns: 2000 })
+  }), { numRuns: propertyRuns(400) })
 })
 
 t.test('the generators make valid ids', async () => {

@@ -1,6 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { JsonChecker, MAX_JSON_DEPTH } from '../../../lib/orchestrator/json-check.js'
+import { propertyRuns } from '../../helpers/property-runs.js'
 
 // The verdict on `bytes` fed in the pieces that `cuts` (offsets) make.
 function check (bytes: Buffer, cuts: number[] = [], maxDepth?: number): string | undefined {
@@ -29,7 +30,7 @@ t.test('valid documents, whatever the chunking', async (t) => {
   await fc.assert(fc.property(fc.json({ maxDepth: 8 }), fc.array(fc.nat(2000)), (text, cuts) => {
     const bytes = Buffer.from(text)
     return check(bytes, cuts) === undefined
-  }), { numRuns: 500 })
+  }), { numRuns: propertyRuns(100) })
   for (const text of ['0', '-0', '1.5e+10', '-12.25E-3', 'true', 'false', 'null', '"é\\u00e9\\n"', ' [ ] ', '{ }', '{"a":[1,{"b":null}],"c":"\\""}\n', '"\ud83d\ude00"']) {
     t.equal(check(Buffer.from(text)), undefined, text)
     for (let cut = 1; cut < Buffer.byteLength(text); cut++) t.equal(check(Buffer.from(text), [cut]), undefined, `${text} cut at ${cut}`)
@@ -40,7 +41,7 @@ t.test('the same verdict as JSON.parse on text made of JSON\'s own characters', 
   const alphabet = fc.constantFrom(...'{}[]:,"\\ 0123-+.eEtrufalsn\nx/ub\t'.split(''))
   await fc.assert(fc.property(fc.array(alphabet, { maxLength: 30 }).map((cs) => cs.join('')), fc.array(fc.nat(30)), (text, cuts) => {
     return (check(Buffer.from(text), cuts) === undefined) === parses(text)
-  }), { numRuns: 5000 })
+  }), { numRuns: propertyRuns(1000) })
   // Mutations of valid documents (strings of any Unicode characters, so multi-byte UTF-8 too):
   // one character changed, dropped or inserted, the bytes split into random chunks.
   const json = fc.oneof(fc.json({ maxDepth: 4 }), fc.json({ maxDepth: 4, stringUnit: 'grapheme' }))
@@ -48,7 +49,7 @@ t.test('the same verdict as JSON.parse on text made of JSON\'s own characters', 
     const i = json.length === 0 ? 0 : at % json.length
     const text = how === 'replace' ? json.slice(0, i) + c + json.slice(i + 1) : how === 'drop' ? json.slice(0, i) + json.slice(i + 1) : how === 'insert' ? json.slice(0, i) + c + json.slice(i) : json
     return (check(Buffer.from(text), cuts) === undefined) === parses(text)
-  }), { numRuns: 5000 })
+  }), { numRuns: propertyRuns(1000) })
 })
 
 t.test('invalid documents say why and where', async (t) => {

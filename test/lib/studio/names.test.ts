@@ -1,6 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { nameAllocator, suffixedName, suffixedNamesPattern } from '../../../lib/studio/names.js'
+import { propertyRuns } from '../../helpers/property-runs.js'
 
 t.test('a taken name gets " (n)"', async (t) => {
   t.equal(suffixedName('Core', 0, 255), 'Core')
@@ -48,7 +49,7 @@ t.test('the look-up pattern of a base matches every suffixed form of it', async 
     (base, n) => {
       const trimmed = Array.from(base).slice(0, 255).join('')
       return like(suffixedNamesPattern(trimmed, 255), suffixedName(trimmed, n, 255))
-    }), { numRuns: 300 })
+    }), { numRuns: propertyRuns(60) })
   t.equal(suffixedNamesPattern('50%_off', 255), '50\\%\\_off (%', 'metacharacters taken literally')
   t.notOk(like(suffixedNamesPattern('Core', 255), 'Core routers'), 'another name with the same start is not looked up')
 })

@@ -9,6 +9,7 @@ import path from 'node:path'
 import { deflateSync } from 'node:zlib'
 import { gitCli } from '../../../fixtures/git-server.js'
 import { PackError, PackTooLarge, applyDelta, indexPack, objectId, type PackSource } from '../../../../lib/git/protocol/pack-index.js'
+import { propertyRuns } from '../../../helpers/property-runs.js'
 
 const work = await mkdtemp(path.join(os.tmpdir(), 'pack-index-'))
 t.teardown(async () => { await rm(work, { recursive: true, force: true }) })
@@ -184,7 +185,7 @@ t.test('applyDelta: builds the target, and refuses a delta that reaches outside'
     } catch (err) {
       return err instanceof PackError || err instanceof PackTooLarge
     }
-  }), { numRuns: 2000 })
+  }), { numRuns: propertyRuns(400) })
 })
 
 t.test('a hostile pack is refused with a PackError, never another failure', async (t) => {
@@ -209,7 +210,7 @@ t.test('a hostile pack is refused with a PackError, never another failure', asyn
       } catch (err) {
         return err instanceof PackError || err instanceof PackTooLarge
       }
-    }), { numRuns: 300 })
+    }), { numRuns: propertyRuns(60) })
 })
 
 t.test('a large pack gives the event loop turns while it is indexed', async (t) => {

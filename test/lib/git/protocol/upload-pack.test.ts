@@ -2,6 +2,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { GitProtocolError, pktLine } from '../../../../lib/git/protocol/receive-pack.js'
 import { UploadPackReader, fetchCapabilities, parseUploadPackResponse, uploadPackRequest } from '../../../../lib/git/protocol/upload-pack.js'
+import { propertyRuns } from '../../../helpers/property-runs.js'
 
 const A = 'a'.repeat(40)
 const B = 'b'.repeat(40)
@@ -58,7 +59,7 @@ t.test('any answer is either parsed or refused with a GitProtocolError', async (
     } catch (err) {
       return err instanceof GitProtocolError
     }
-  }), { numRuns: 3000 })
+  }), { numRuns: propertyRuns(600) })
 })
 
 t.test('read in chunks of any size, the answer is the same as read whole', async () => {
@@ -74,5 +75,5 @@ t.test('read in chunks of any size, the answer is the same as read whole', async
     reader.end()
     const whole = parseUploadPackResponse(body, sideBand)
     return Buffer.concat(parts).equals(whole.pack) && reader.shallow.join() === whole.shallow.join()
-  }), { numRuns: 300 })
+  }), { numRuns: propertyRuns(60) })
 })

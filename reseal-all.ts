@@ -1,8 +1,8 @@
 // Sealing every stored secret again under the current key, after SECRET_KEY changed:
 // what `npm run reseal` runs (reseal.ts). Reading a secret does it too, one row at a time.
-import type { Queryable } from '../database/index.js'
-import { SecretKeyMismatch } from '../../lib/secrets/secret-box.js'
-import type { SecretSealer } from './secrets.js'
+import type { Queryable } from './plugins/database/index.js'
+import { SecretKeyMismatch } from './lib/secrets/secret-box.js'
+import type { SecretSealer } from './plugins/core/secrets.js'
 
 export interface ResealCounts {
   /** Rows sealed again under the current key. */

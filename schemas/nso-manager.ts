@@ -19,8 +19,8 @@ export const DeviceName = Type.String({
   minLength: 1,
   maxLength: 253,
   pattern: PRINTABLE,
-  description: 'An NSO device name, as NSO has it (percent-encoded into RESTCONF paths, `/` and `,` too).',
-  examples: ['ce0', 'core/rtr-1']
+  // No `examples` here: the schema stands inside anyOf, where OpenAPI 3.0 allows none.
+  description: 'An NSO device name, as NSO has it, for example `ce0` or `core/rtr-1` (percent-encoded into RESTCONF paths, `/` and `,` too).'
 })
 
 const Devices = Type.Union([

@@ -12,8 +12,9 @@ function operations (app: TestApp): Operation[] {
   const result: Operation[] = []
   for (const [path, item] of Object.entries(paths)) {
     for (const method of ['get', 'post', 'put', 'delete', 'patch'] as const) {
-      const operation = (item as Record<string, { requestBody?: unknown } | undefined>)[method]
-      if (operation !== undefined) result.push({ method: method.toUpperCase(), path, hasBody: operation.requestBody !== undefined })
+      const operation = (item as Record<string, { requestBody?: { required?: boolean } } | undefined>)[method]
+      // A body the route may go without (an ignored optional one, as POST /logout declares) is no body.
+      if (operation !== undefined) result.push({ method: method.toUpperCase(), path, hasBody: operation.requestBody?.required === true })
     }
   }
   return result

@@ -54,7 +54,7 @@ const exists = async (file: string): Promise<boolean> => await stat(file).then((
  * processes wait for the one holding `${target}.lock` instead of making it too (a lock older than
  * five minutes, left by a killed process, is taken over).
  */
-async function makeOnce (target: string, make: () => Promise<void>): Promise<void> {
+export async function makeOnce (target: string, make: () => Promise<void>, staleMs = 300_000): Promise<void> {
   const lock = `${target}.lock`
   await mkdir(path.dirname(target), { recursive: true })
   while (!(await exists(target))) {
@@ -62,7 +62,7 @@ async function makeOnce (target: string, make: () => Promise<void>): Promise<voi
       await mkdir(lock)
     } catch {
       const age = Date.now() - (await stat(lock).then((s) => s.mtimeMs, () => Date.now()))
-      if (age > 300_000) await rm(lock, { recursive: true, force: true })
+      if (age > staleMs) await rm(lock, { recursive: true, force: true })
       await new Promise((resolve) => setTimeout(resolve, 100))
       continue
     }

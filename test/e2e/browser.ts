@@ -1,10 +1,10 @@
 // The studio page in a real browser: Debian's chromium driven by playwright-core (never a
 // downloaded browser), against the service built by test/helper.ts and listening on 127.0.0.1:0.
+import { makeOnce } from '../helper.js'
 import type { Test } from 'tap'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { execFile } from 'node:child_process'
-import { accessSync, constants, existsSync } from 'node:fs'
-import { mkdir, rm, stat } from 'node:fs/promises'
+import { accessSync, constants } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -41,23 +41,8 @@ export function chromiumInstalled (): boolean {
  */
 export async function ensurePageBuilt (): Promise<void> {
   const index = path.join(PAGE_DIR, 'index.html')
-  const lock = path.join(ROOT, '.cache', 'page-build.lock')
-  await mkdir(path.dirname(lock), { recursive: true })
-  while (!existsSync(index)) {
-    try {
-      await mkdir(lock)
-    } catch {
-      const age = Date.now() - (await stat(lock).then((s) => s.mtimeMs, () => Date.now()))
-      if (age > 600_000) await rm(lock, { recursive: true, force: true })
-      await new Promise((resolve) => setTimeout(resolve, 500))
-      continue
-    }
-    try {
-      if (!existsSync(index)) await run('npm', ['run', 'build'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 })
-    } finally {
-      await rm(lock, { recursive: true, force: true })
-    }
-  }
+  // A build takes minutes on a busy machine: its lock is taken over only after ten.
+  await makeOnce(index, async () => { await run('npm', ['run', 'build'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 }) }, 600_000)
 }
 
 /**

@@ -3,6 +3,7 @@
 import type { Server } from 'node:http'
 import type { FastifyError, FastifyHttpOptions, FastifyReply, FastifyRequest, FastifySchemaValidationError, FastifyServerOptions } from 'fastify'
 import { AjvCompiler, type BuildCompilerFromPool } from '@fastify/ajv-compiler'
+import { SerializerSelector, type SerializerFactory, type Serializer } from '@fastify/fast-json-stringify-compiler'
 import type { DestinationStream } from 'pino'
 import type { Config } from './config.js'
 import { RESPONSE_HEADERS } from './response-headers.js'
@@ -12,6 +13,7 @@ import { requestIdGenerator } from '../../lib/http/ids.js'
 import { freeFormKeywords } from '../../lib/http/free-form.js'
 import { guardNumbers, type Validator } from '../../lib/http/finite-numbers.js'
 import { unicodePatternKeyword } from '../../lib/http/unicode-pattern.js'
+import { referencedSchemas } from '../../lib/http/schema-refs.js'
 import { withoutQueryToken } from '../../lib/auth/tokens.js'
 
 /**
@@ -64,8 +66,24 @@ function schemaCompilers (): NonNullable<FastifyServerOptions['schemaController'
     const compile: RouteValidatorCompiler = (route) => route.httpPart === 'body' ? strict(route) : guardNumbers(route.schema, lenient(route) as Validator)
     return compile as unknown as ReturnType<BuildCompilerFromPool>
   }
-  // Responses are serialised by Fastify's own compiler (fast-json-stringify), from the schemas as written.
-  return { compilersFactory: { buildValidator } }
+  // Responses are serialised by Fastify's own compiler (fast-json-stringify), from the schemas as
+  // written, each given only the shared schemas it refers to (lib/http/schema-refs.ts), and built
+  // once for all the routes and statuses that answer the same schema (most error answers).
+  const selectSerializer = SerializerSelector()
+  const buildSerializer: SerializerFactory = (externalSchemas, serializerOptions) => {
+    const shared = (externalSchemas ?? {}) as Record<string, unknown>
+    const built = new Map<string, Serializer>()
+    return (route) => {
+      const key = JSON.stringify(route.schema)
+      let serializer = built.get(key)
+      if (serializer === undefined) {
+        serializer = selectSerializer(referencedSchemas(route.schema, shared), serializerOptions)(route)
+        built.set(key, serializer)
+      }
+      return serializer
+    }
+  }
+  return { compilersFactory: { buildValidator, buildSerializer } }
 }
 
 /**

@@ -63,12 +63,29 @@ function toAdapter (row: AdapterRow): Adapter {
   }
 }
 
+/** The service fastify.adaptersRepository: the adapters table. */
+export interface AdaptersRepository {
+  /** A page of adapters, and how many match. */
+  list: (request: ListRequest) => Promise<{ items: Adapter[], total: number }>
+  get: (id: string) => Promise<Adapter | undefined>
+  create: (input: AdapterCreate) => Promise<CreateOutcome>
+  /** Absent fields stay; undefined when there is no such adapter. */
+  update: (id: string, change: AdapterUpdate) => Promise<Adapter | undefined>
+  remove: (id: string) => Promise<boolean>
+  /** Every adapter's id, in id order. */
+  ids: () => Promise<string[]>
+  /** An adapter's settings with its password in clear, for the orchestrator clients only. */
+  findForRelay: (id: string) => Promise<RelayAdapter | undefined>
+  /** Keys the adapters that have none; the look-alikes that could not get theirs. */
+  claimKeys: () => Promise<LookAlike[]>
+}
+
 /**
  * Orchestrator adapters table access; passwords go in sealed and come out only for the relay.
  * `changed` is called with an adapter's id after each write to it, once it is stored: what is
  * remembered of it (settings, connections) is stale.
  */
-export function adaptersRepository (db: Queryable, secrets: SecretSealer, changed: (id: string) => void = () => {}) {
+export function adaptersRepository (db: Queryable, secrets: SecretSealer, changed: (id: string) => void = () => {}): AdaptersRepository {
   const sealer = {
     seal: secrets.seal,
     /**
@@ -212,5 +229,3 @@ export function adaptersRepository (db: Queryable, secrets: SecretSealer, change
     }
   }
 }
-
-export type AdaptersRepository = ReturnType<typeof adaptersRepository>

@@ -1,5 +1,13 @@
 // One upstream call on an undici dispatcher: its deadline, and a 2xx answer's body as a stream
 // with backpressure down to the socket. plugins/orchestrator/client.ts starts these.
+//
+// Why a handler of undici's dispatch API and not its plain `request`: measured on a 479-byte
+// RESTCONF answer (10 calls at once on a pool of 10, client-side CPU a call, medians of 10
+// alternating rounds of 5,000 calls, load 26-30), this exchange cost 41 us, `pool.request` with
+// an AbortSignal for the deadline and the body read whole 55 us, and `pool.request` without a
+// deadline of its own (undici's once-a-second timers only) 45 us. The exchange also gives what
+// `request` does not: the small answer resolved whole without a stream, an error body read up to
+// its bound and the call then cut, a media type checked at the first body byte. docs/orchestrator.md.
 import { Readable } from 'node:stream'
 import type { Dispatcher } from 'undici'
 import { isBodilessAnswer, isUpstreamSuccess, UPSTREAM_ERROR_BODY_MAX_BYTES, type UpstreamAnswer } from '../../lib/orchestrator/upstream.js'

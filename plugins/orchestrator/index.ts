@@ -1,10 +1,13 @@
-// The orchestrator area's plugin: the adapters registry (fastify.adaptersRepository), the relay's
-// client (fastify.orchestrator) with its pools closed on close, the platform's typed operations
-// over it (fastify.nsoOperations), and the pools' metrics gauge.
+// The orchestrator area's plugin: the adapters table (fastify.adaptersRepository), the adapter
+// registry and its pools (adapter-pools.ts) closed on close, the HTTP client over them
+// (fastify.orchestrator: the relay, RESTCONF), the JSON-RPC client over that, the platform's typed
+// operations over both (fastify.nsoOperations), and the pools' metrics gauge.
 import fp from 'fastify-plugin'
 import { Gauge } from 'prom-client'
 import { adaptersRepository, type AdaptersRepository } from './adapters-repository.js'
+import { adapterPools } from './adapter-pools.js'
 import { orchestratorClient, type OrchestratorClient } from './client.js'
+import { jsonRpcClient } from './json-rpc.js'
 import { nsoOperations, type NsoOperations } from './operations.js'
 
 declare module 'fastify' {
@@ -26,7 +29,7 @@ export default fp(async (fastify) => {
     fastify.log.warn({ adapter: id, lookAlikeOf: keyHeldBy },
       `orchestrator adapter "${id}" is a look-alike of adapter "${keyHeldBy}" (created before look-alikes were refused); it answers only to its exact id`)
   }
-  const client = orchestratorClient({
+  const pools = adapterPools({
     findAdapter: async (id) => await repository.findForRelay(id),
     cacheTtlMs: fastify.config.ORCHESTRATOR_ADAPTER_CACHE_TTL_MS,
     connections: fastify.config.ORCHESTRATOR_POOL_CONNECTIONS,
@@ -35,10 +38,11 @@ export default fp(async (fastify) => {
     queueWaitMs: fastify.config.ORCHESTRATOR_QUEUE_WAIT_MS,
     tracer: fastify.tracer
   })
-  forget = (id) => { client.forget(id) }
+  forget = (id) => { pools.forget(id) }
+  const client = orchestratorClient({ pools })
   fastify.decorate('orchestrator', client)
-  fastify.decorate('nsoOperations', nsoOperations(client, async () => await repository.ids()))
-  fastify.addHook('onClose', async () => { await client.close() })
+  fastify.decorate('nsoOperations', nsoOperations(client, jsonRpcClient(client), async () => await repository.ids()))
+  fastify.addHook('onClose', async () => { await pools.close() })
   // /metrics is open to anyone unless METRICS_AUTH is on: adapter ids (names of sites and
   // customers) label the series only behind admin credentials; otherwise the pools are summed.
   // A digest of the id would not hide it: names are few and easy to guess (docs/orchestrator.md).
@@ -53,7 +57,7 @@ export default fp(async (fastify) => {
     collect () {
       this.reset()
       const totals: Record<string, number> = { connected: 0, free: 0, pending: 0, running: 0, queued: 0 }
-      for (const { adapter, ...counts } of client.poolStats()) {
+      for (const { adapter, ...counts } of pools.poolStats()) {
         for (const [state, value] of Object.entries(counts)) {
           if (byAdapter) this.set({ adapter, state }, value)
           else totals[state] = (totals[state] ?? 0) + value

@@ -11,6 +11,7 @@ import {
   nsoErrorMessage, readJson, sortedUnique, statsModuleOf, templateProblem, YANG_DATA_JSON
 } from '../../lib/orchestrator/operations.js'
 import { OPERATION_ANSWER_MAX_BYTES, type OrchestratorClient } from './client.js'
+import type { JsonRpcClient } from './json-rpc.js'
 
 /** Adapters (or devices) asked at once by one operation. */
 export const OPERATION_CONCURRENCY = 4
@@ -25,6 +26,28 @@ export const MAX_TRACE_IDS = 50
 
 export interface CommandEntry { device: string, command?: string, status: 'success' | 'failure', result: string, code?: string }
 export interface TemplateEntry { device: string, template: string, adapterId?: string, success: boolean, result: unknown, code?: string }
+
+export interface TemplatePair { device: string, template: string, variables?: Record<string, string | number | boolean> }
+
+/** The service fastify.nsoOperations: the platform's NSO Manager operations, one method each. */
+export interface NsoOperations {
+  /** JSON-RPC run_action in a read transaction; NSO's result as it came. */
+  runAction: (adapterId: string, input: { path: string, params: Record<string, unknown> }, ctx: OperationContext) => Promise<unknown>
+  /** Device names holding `substring` (any case), sorted, of one adapter or of all. */
+  devicesFiltered: (substring: string, adapterId: string | undefined, ctx: OperationContext) => Promise<string[]>
+  /** NED ids of one adapter or of all, sorted, no duplicates. */
+  neds: (adapterId: string | undefined, ctx: OperationContext) => Promise<string[]>
+  /** Auth group names of one adapter or of all, sorted, no duplicates. */
+  authGroups: (adapterId: string | undefined, ctx: OperationContext) => Promise<string[]>
+  /** The device's adapter found, then its connect action. */
+  isAlive: (device: string, ctx: OperationContext) => Promise<{ device: string, connected: unknown, info?: string }>
+  /** Each command on each device: one list per command, one entry per device, in the order given. */
+  runCommands: (devices: readonly string[], commands: readonly string[], ctx: OperationContext) => Promise<CommandEntry[][]>
+  /** Each template on its device; every pair's outcome, `success` when all succeeded. */
+  applyTemplates: (adapterId: string | undefined, pairs: readonly TemplatePair[], ctx: OperationContext) => Promise<{ success: boolean, result: TemplateEntry[] }>
+  /** commit-queue add-lock; NSO's output as it came. */
+  addLock: (adapterId: string, devices: readonly string[], blockOthers: boolean, ctx: OperationContext) => Promise<unknown>
+}
 
 const heard = (ctx: OperationContext, traceId: string | undefined): void => {
   if (traceId !== undefined && ctx.traceIds.length < MAX_TRACE_IDS) ctx.traceIds.push(traceId)
@@ -44,7 +67,7 @@ function entryFailure (err: unknown): { result: string, code?: string } {
   throw err
 }
 
-export function nsoOperations (client: OrchestratorClient, adapterIds: () => Promise<string[]>) {
+export function nsoOperations (client: OrchestratorClient, jsonRpc: JsonRpcClient, adapterIds: () => Promise<string[]>): NsoOperations {
   /** A RESTCONF call whose answer is read whole and parsed. */
   async function rest (adapterId: string, ctx: OperationContext, method: 'GET' | 'POST', path: string, body?: string): Promise<unknown> {
     let answer
@@ -126,7 +149,7 @@ export function nsoOperations (client: OrchestratorClient, adapterIds: () => Pro
   return {
     /** JSON-RPC run_action in a read transaction; NSO's result as it came. */
     async runAction (adapterId: string, input: { path: string, params: Record<string, unknown> }, ctx: OperationContext): Promise<unknown> {
-      return await client.jsonRpcSession(adapterId, async (session) => {
+      return await jsonRpc.session(adapterId, async (session) => {
         const th = await session.newTransaction('read')
         return await session.call('run_action', { th, path: input.path, params: input.params, format: 'normal' })
       }, { ...(ctx.caller === undefined ? {} : { caller: ctx.caller }), onTraceId: (id) => { heard(ctx, id) } })
@@ -184,7 +207,7 @@ export function nsoOperations (client: OrchestratorClient, adapterIds: () => Pro
     },
 
     /** Each template on its device; every pair's outcome, `success` when all succeeded. */
-    async applyTemplates (adapterId: string | undefined, pairs: ReadonlyArray<{ device: string, template: string, variables?: Record<string, string | number | boolean> }>, ctx: OperationContext): Promise<{ success: boolean, result: TemplateEntry[] }> {
+    async applyTemplates (adapterId: string | undefined, pairs: readonly TemplatePair[], ctx: OperationContext): Promise<{ success: boolean, result: TemplateEntry[] }> {
       const result = await mapBounded(pairs, OPERATION_CONCURRENCY, async (pair): Promise<TemplateEntry> => {
         let id: string
         try {
@@ -212,5 +235,3 @@ export function nsoOperations (client: OrchestratorClient, adapterIds: () => Pro
     }
   }
 }
-
-export type NsoOperations = ReturnType<typeof nsoOperations>

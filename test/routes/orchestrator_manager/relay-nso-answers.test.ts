@@ -19,7 +19,7 @@ for (const database of testDatabases) {
     })
     const base = await app.listen({ port: 0, host: '127.0.0.1' })
     const nso = await startNso(t)
-    await createAdapter(app, nsoAdapter('nso', nso, { timeoutMs: 1000 }))
+    await createAdapter(app, nsoAdapter('nso', nso, { timeoutMs: 5000 }))
     t.beforeEach(() => { nso.reset() })
 
     const call = async (kind: 'restQuery' | 'restAction', params: Record<string, unknown>, body: unknown = {}) => {
@@ -32,8 +32,9 @@ for (const database of testDatabases) {
     }
 
     t.test('25 parallel calls on a pool of 10, each answered in 60% of the deadline: all succeed', async (t) => {
-      // Three waves of 600 ms on a 1000 ms deadline: the third waits 1200 ms for a socket.
-      nso.delayMs = 600
+      // Three waves of 3 s on a 5 s deadline: the third waits 6 s for a socket, past the deadline,
+      // which counts from the socket. (2 s of margin a call, for a busy machine.)
+      nso.delayMs = 3000
       const answers = await Promise.all(Array.from({ length: 25 }, async () =>
         await call('restQuery', { path: `${DEVICES}/device=ce0/address`, accept: YANG_JSON })))
       t.same(answers.map((a) => a.status), Array(25).fill(200))

@@ -10,6 +10,7 @@ import { behindNginx, outageRecovery } from './ops.js'
 import { gitInitCold, gitInitWarm, gitPackIndex, gitUpdateRetrieveWarm } from './git.js'
 import { jsonCheckVsJsonParse, largeAnswersVsReplyFrom, restQueryVsReplyFrom } from './orchestrator.js'
 import { importColliding, listsAtScale } from './lists.js'
+import { studioPageList } from './studio-page.js'
 import { idleFootprint } from './footprint.js'
 import { embeddedMaintenance } from './maintenance.js'
 import { auditRelay200 } from './audit.js'
@@ -35,6 +36,7 @@ const scenarios: Record<string, () => Promise<void>> = {
   'orchestrator-json-check': jsonCheckVsJsonParse,
   'audit-relay-200': auditRelay200,
   'lists-100k': listsAtScale,
+  'studio-page-list-100k-vs-10': studioPageList,
   'import-colliding': importColliding,
   'embedded-maintenance-100k': embeddedMaintenance,
   'idle-rss': idleFootprint

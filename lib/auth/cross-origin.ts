@@ -19,10 +19,12 @@ const first = (value: string | string[] | undefined): string | undefined => Arra
 /**
  * Why a request authenticated by the cookie may not do what it asks, or undefined when it may:
  * reads are always allowed; a write needs `Sec-Fetch-Site: same-origin` (or `none`, the user's own
- * navigation) or, from a browser that does not send it, an `Origin` among `ownOrigins`.
+ * navigation) or, from a browser that does not send it, an `Origin` among `ownOrigins`. A GET that
+ * changes state (`changesState`: GET /logout, which the platform's clients call) is a write: an
+ * image or a link on another origin of the same site would otherwise end the user's session.
  */
-export function crossOriginRefusal (method: string, headers: OriginHeaders, ownOrigins: readonly string[]): string | undefined {
-  if (SAFE_METHODS.has(method)) return undefined
+export function crossOriginRefusal (method: string, headers: OriginHeaders, ownOrigins: readonly string[], changesState = false): string | undefined {
+  if (SAFE_METHODS.has(method) && !changesState) return undefined
   const site = first(headers['sec-fetch-site'])?.trim().toLowerCase()
   if (site !== undefined) return site === 'same-origin' || site === 'none' ? undefined : `Sec-Fetch-Site: ${site}`
   const origin = first(headers.origin)?.trim()

@@ -187,7 +187,7 @@ export async function credentials (fastify: FastifyInstance, users: UsersReposit
         if (token !== undefined) {
           challenge = TOKEN_CHALLENGE
           // The browser sends the cookie whichever page asks: a write must come from our own origin.
-          const refusal = crossOriginRefusal(request.method, request.headers, ownOrigins(request))
+          const refusal = crossOriginRefusal(request.method, request.headers, ownOrigins(request), request.routeOptions.config.changesState === true)
           if (refusal !== undefined) throw new CrossOriginWriteRefused(refusal)
           const key = `${COOKIE_KEY}${token}`
           const cached = cache.lookup(key)

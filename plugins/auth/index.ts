@@ -23,6 +23,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Roles allowed on this route (any one suffices; admin always may). Absent: any user. */
     roles?: readonly Role[]
+    /** A GET that changes state (GET /logout): with the session cookie, it gets a write's origin check. */
+    changesState?: boolean
   }
   interface FastifyInstance {
     usersRepository: UsersRepository

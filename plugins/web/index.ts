@@ -41,8 +41,14 @@ function cacheHeaders (reply: FastifyReply, file: string): void {
  * so every other path under these prefixes stays the API's (or a 404). Gzipped copies made at
  * build time are sent to clients that accept them.
  */
-export default fp(async (fastify) => {
-  const built = existsSync(path.join(PAGE_DIR, 'index.html'))
+export interface WebOptions {
+  /** Where the built page is; PAGE_DIR unless given. */
+  root?: string
+}
+
+export default fp(async (fastify, options: WebOptions) => {
+  const root = options.root ?? PAGE_DIR
+  const built = existsSync(path.join(root, 'index.html'))
   for (const prefix of PAGE_PREFIXES) {
     await fastify.register(async (scope) => {
       // The router ignores a trailing slash, but the page's relative URLs need it: `<prefix>/studio`
@@ -58,7 +64,7 @@ export default fp(async (fastify) => {
         return
       }
       await scope.register(fastifyStatic, {
-        root: PAGE_DIR,
+        root,
         prefix,
         wildcard: false,
         decorateReply: false,

@@ -54,7 +54,9 @@ const session: FastifyPluginAsyncTypebox = async (fastify) => {
     request.audit('logout', request.user.username, { ended })
     return { loggedOut: ended }
   }
-  fastify.get('/logout', logout, handler)
+  // Ending a session is a write: with the cookie, a GET from another origin (an image, a link) is
+  // refused as a POST would be.
+  fastify.get('/logout', { ...logout, config: { changesState: true } }, handler)
   fastify.post('/logout', logout, handler)
 }
 

@@ -9,6 +9,15 @@ t.test('reads pass whatever their origin', async (t) => {
   }
 })
 
+t.test('a GET that changes state is checked as a write', async (t) => {
+  t.equal(crossOriginRefusal('GET', { 'sec-fetch-site': 'same-site' }, own, true), 'Sec-Fetch-Site: same-site', 'an image on another port')
+  t.equal(crossOriginRefusal('GET', { 'sec-fetch-site': 'cross-site' }, own, true), 'Sec-Fetch-Site: cross-site')
+  t.equal(crossOriginRefusal('GET', { 'sec-fetch-site': 'same-origin' }, own, true), undefined)
+  t.equal(crossOriginRefusal('GET', { 'sec-fetch-site': 'none' }, own, true), undefined, 'typed in the address bar')
+  t.equal(crossOriginRefusal('GET', { origin: 'http://127.0.0.1:4000' }, own, true), 'Origin: http://127.0.0.1:4000')
+  t.equal(crossOriginRefusal('GET', {}, own, true), undefined, 'no browser')
+})
+
 t.test('a write: Sec-Fetch-Site decides when the browser sends it', async (t) => {
   t.equal(crossOriginRefusal('POST', { 'sec-fetch-site': 'same-origin' }, own), undefined)
   t.equal(crossOriginRefusal('PUT', { 'sec-fetch-site': 'none' }, own), undefined, 'the user\'s own navigation')

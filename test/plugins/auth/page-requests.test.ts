@@ -29,6 +29,14 @@ t.test('the session cookie, the origin of writes and the challenge', async (t) =
     // Git's bodiless writes and a logout are refused the same way: the check is the API's, not a route's.
     const logout = await app.inject({ method: 'POST', url: '/logout', headers: { cookie, 'sec-fetch-site': 'cross-site' } })
     t.equal(logout.statusCode, 403)
+    // GET /logout ends the session too: an image or a link on another port of the host may not.
+    for (const headers of [{ 'sec-fetch-site': 'same-site' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'http://127.0.0.1:1' }]) {
+      const viaGet = await app.inject({ method: 'GET', url: '/logout', headers: { cookie, ...headers } })
+      t.equal(viaGet.statusCode, 403, `GET /logout, ${JSON.stringify(headers)}`)
+      t.equal(viaGet.json().code, 'CROSS_ORIGIN_WRITE_REFUSED')
+      t.notOk(String(viaGet.headers['set-cookie'] ?? '').includes('token='), 'the cookie is not cleared')
+    }
+    t.equal((await app.inject({ url: '/whoami', headers: { cookie } })).statusCode, 200, 'the session still works')
     t.equal(await version(), 1, 'nothing restored')
   })
 
@@ -76,5 +84,15 @@ t.test('the session cookie, the origin of writes and the challenge', async (t) =
     t.equal(staleCookie.headers['www-authenticate'], undefined)
     const staleForCurl = await app.inject({ url: '/whoami', headers: { cookie: 'token=' + 'a'.repeat(43) } })
     t.match(staleForCurl.headers['www-authenticate'], /^Basic realm="netauto", Bearer/)
+  })
+
+  t.test('GET /logout from the service\'s own origin, or typed in the address bar, ends the session', async (t) => {
+    for (const site of ['same-origin', 'none']) {
+      const own = await app.inject({ method: 'POST', url: '/login', payload: { user: ADMIN } })
+      const session = `token=${own.json() as string}`
+      const out = await app.inject({ method: 'GET', url: '/logout', headers: { cookie: session, 'sec-fetch-site': site } })
+      t.same([out.statusCode, out.json()], [200, { loggedOut: true }], site)
+      t.equal((await app.inject({ url: '/whoami', headers: { cookie: session } })).statusCode, 401, `${site}: the session is over`)
+    }
   })
 })

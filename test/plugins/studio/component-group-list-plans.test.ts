@@ -53,7 +53,15 @@ if (testDatabases.includes('postgres')) {
       ['equals', admin, { equals: 'Group 77' }, ['component_groups_name_key']],
       ['a reader who sees few groups', reader, {}, ['component_groups_public_name', 'component_groups_gbac_read']],
       ['a reader, contains', reader, { contains: 'oup 1' }, ['component_groups_gbac_read']],
-      ['a reader who sees 10 of 100,000', fewReader, {}, ['component_groups_public_name', 'component_groups_gbac_read']]
+      ['a reader who sees 10 of 100,000', fewReader, {}, ['component_groups_public_name', 'component_groups_gbac_read']],
+      // The studio page's own calls (web/src/list.tsx): 20 a page, A–Z or Z–A, and its Search field.
+      ['the page, A to Z', admin, { limit: 20 }, ['component_groups_name_key']],
+      ['the page, Z to A', admin, { limit: 20, order: -1 }, ['component_groups_name_key']],
+      ['the page, Z to A, its next page', admin, { limit: 20, skip: 20, order: -1 }, ['component_groups_name_key']],
+      ['the page\'s Search', admin, { limit: 20, contains: '4242' }, ['component_groups_name_trgm']],
+      ['the page\'s Search, Z to A', admin, { limit: 20, order: -1, contains: '4242' }, ['component_groups_name_trgm']],
+      ['the page, a reader, Z to A', reader, { limit: 20, order: -1 }, ['component_groups_public_name', 'component_groups_gbac_read']],
+      ['the page\'s Search, a reader', reader, { limit: 20, contains: '4242' }, ['component_groups_gbac_read']]
     ]
     for (const [name, user, q, expected] of cases) {
       const { page, carriesTotal, carried, count } = await explain(user, q)

@@ -4,6 +4,7 @@ import { openDatabase } from '../../../plugins/database/index.js'
 import { MIGRATIONS_DIR, migrate } from '../../../plugins/database/migrations.js'
 import type { Db } from '../../../plugins/database/types.js'
 import { captureLogs, adminAuth, basic, buildTestApp, createTestDatabase, testConfig, testDatabases } from '../../helper.js'
+import { until } from '../../helpers/until.js'
 
 async function open (t: Parameters<typeof createTestDatabase>[0], env: Record<string, string>): Promise<Db> {
   const db = await openDatabase(testConfig(env))
@@ -38,9 +39,15 @@ for (const kind of testDatabases) {
 
     t.test('the advisory lock serialises holders of one key', async (t) => {
       const events: string[] = []
+      // Whichever holder gets the lock first keeps it until the other is waiting for it: on a
+      // server, the key's advisory lock not granted; the embedded database's locks are
+      // this process's, and the second holder asked for it when withAdvisoryLock was called.
+      const otherWaits = async (): Promise<boolean> => kind === 'embedded' || (await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1
+           AND ((classid::bigint << 32) | objid::bigint) = hashtextextended('probe', 0)`)).rows[0].n > 0
       const hold = (name: string) => async () => {
         events.push(`${name} in`)
-        await new Promise((resolve) => setTimeout(resolve, 30))
+        if (events.length === 1) await until(otherWaits, 'the other holder waits for the lock')
         events.push(`${name} out`)
       }
       await Promise.all([db.withAdvisoryLock('probe', hold('a')), db.withAdvisoryLock('probe', hold('b'))])

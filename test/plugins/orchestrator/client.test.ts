@@ -13,6 +13,7 @@ import { HttpError } from '../../../lib/http/errors.js'
 import { adminAuth, buildTestApp } from '../../helper.js'
 import type { NsoServer } from '../../fixtures/nso-server.js'
 import { createAdapter, nsoAdapter, startNso } from '../../helpers/nso.js'
+import { until } from '../../helpers/until.js'
 
 const GET: UpstreamRequest = { method: 'GET', path: '/restconf/data/tailf-ncs:devices/device=ce0/address', accept: 'application/yang-data+json' }
 
@@ -150,7 +151,7 @@ t.test('the line of waiting calls: full is a 503 at once, waited too long a 503;
   nso.raw.set('/held', { contentType: 'application/yang-data+json', body: '{}', holdBeforeBody: held })
   const running = client.send('nso', { ...GET, path: '/held' })
   // The first call holds the one socket (its headers are in): one more may wait, a third may not.
-  while (nso.received.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+  await until(() => nso.received.length > 0, 'the first call reaches the orchestrator')
   const waiting = client.send('nso', GET).catch((err: unknown) => err)
   const refused = await client.send('nso', GET).catch((err: unknown) => err)
   t.match(refused, { statusCode: 503, code: 'RELAY_QUEUE_FULL', details: { retryAfter: 1 } })
@@ -209,12 +210,18 @@ t.test('the app closes its pools on shutdown', async (t) => {
 t.test('an idle pool closes (its sockets with it) and opens again on the next call; a pool in use stays open', async (t) => {
   const nso = await startNso(t)
   const { findAdapter } = registry(row(nso, '1'))
+  // The sweep runs on a real timer (every half idle time); the clock it reads is ours, and each
+  // sweep reads it once. A call reads it too, when it ends: of two reads, one is a sweep's.
   let clock = 0
-  const client = orchestratorClient({ findAdapter, cacheTtlMs: 60_000, connections: 2, poolIdleMs: 40, now: () => clock })
+  let reads = 0
+  const client = orchestratorClient({ findAdapter, cacheTtlMs: 60_000, connections: 2, poolIdleMs: 40, now: () => { reads++; return clock } })
   t.teardown(async () => { await client.close() })
+  const swept = async (): Promise<void> => {
+    const before = reads
+    await until(() => reads >= before + 2, 'a sweep reads the clock')
+  }
   const waitFor = async (what: string, done: () => boolean): Promise<void> => {
-    // The sweep runs on a real timer (every half idle time); the clock it reads is ours.
-    for (let i = 0; i < 400 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+    await until(done, what)
     t.ok(done(), what)
   }
 
@@ -222,7 +229,7 @@ t.test('an idle pool closes (its sockets with it) and opens again on the next ca
   const first = client.poolOf('nso')
   t.equal(first?.stats.connected, 1, 'one socket open')
   clock += 39
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  await swept()
   t.equal(client.poolOf('nso'), first, 'not idle long enough: still open')
   clock += 1
   await waitFor('idle for poolIdleMs: closed', () => client.poolOf('nso') === undefined)
@@ -239,7 +246,7 @@ t.test('an idle pool closes (its sockets with it) and opens again on the next ca
   nso.raw.set('/held', { contentType: 'application/json', body: '[1,2,3]', chunkBytes: 2, holdAfterFirstChunk: new Promise<void>((resolve) => { release = resolve }) })
   const held = await client.open('nso', { ...GET, path: '/held' })
   clock += 1000
-  await new Promise((resolve) => setTimeout(resolve, 100))
+  await swept()
   t.equal(client.poolOf('nso'), second, 'in use: not closed')
   release()
   const chunks: Buffer[] = []
@@ -262,7 +269,7 @@ t.test('ORCHESTRATOR_POOL_IDLE_MS closes the pools of the app', async (t) => {
   t.equal((await relay()).statusCode, 200)
   const pool = app.orchestrator.poolOf('nso')
   t.ok(pool !== undefined)
-  for (let i = 0; i < 400 && app.orchestrator.poolOf('nso') !== undefined; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+  await until(() => app.orchestrator.poolOf('nso') === undefined, 'the idle pool closes')
   t.equal(app.orchestrator.poolOf('nso'), undefined, 'closed once idle')
   t.equal(pool?.closed, true)
   t.equal((await relay()).statusCode, 200, 'and reopened on use')

@@ -6,6 +6,7 @@ import { Agent, request } from 'undici'
 import { adminAuth, buildTestApp, captureLogs, testDatabases } from '../../helper.js'
 import { seedDatastore } from '../../fixtures/nso-server.js'
 import { createAdapter, nsoAdapter, startNso } from '../../helpers/nso.js'
+import { until } from '../../helpers/until.js'
 
 const YANG_JSON = 'application/yang-data+json'
 const YANG_XML = 'application/yang-data+xml'
@@ -153,7 +154,7 @@ t.test('the line of waiting calls, configured by env: full is a 503 with Retry-A
     payload: { params: { path, accept: YANG_JSON } }
   })
   const running = inject('/held')
-  while (nso.received.length === 0) await new Promise((resolve) => setTimeout(resolve, 5))
+  await until(() => nso.received.length > 0, 'the first call reaches the orchestrator')
   const refused = await inject(`${DEVICES}/device=ce0/address`)
   t.equal(refused.statusCode, 503)
   t.equal(refused.headers['retry-after'], '3', 'the wait limit, in whole seconds')
@@ -183,13 +184,6 @@ t.test('a call whose caller leaves while it waits for a connection leaves the li
     ...(signal === undefined ? {} : { signal })
   })
   const queued = () => app.orchestrator.poolStats()[0]?.queued ?? 0
-  const until = async (holds: () => boolean | Promise<boolean>, what: string) => {
-    const deadline = Date.now() + 30_000
-    while (!(await holds())) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
-      await new Promise((resolve) => setTimeout(resolve, 5))
-    }
-  }
   const running = relay('restQuery', { params: { path: '/held', accept: YANG_JSON } })
   await until(() => nso.received.length === 1, 'the first call holds the connection')
   // An action (a write) whose caller gives up while it waits its turn.

@@ -28,40 +28,54 @@ export const raw = (text: string): Sql => new Sql([text])
 /** SQL from a template: each `${...}` a piece of SQL, a Param, or else a value sent as a new parameter. */
 export function sql (strings: TemplateStringsArray, ...values: unknown[]): Sql {
   const parts: Array<string | Param | Sql> = []
-  strings.forEach((text, i) => {
+  for (let i = 0; i < strings.length; i++) {
+    const text = strings[i] as string
     if (text !== '') parts.push(text)
     if (i < values.length) {
       const value = values[i]
       parts.push(value instanceof Sql || value instanceof Param ? value : new Param(value))
     }
-  })
+  }
   return new Sql(parts)
 }
 
 /** The pieces with `separator` (trusted text) between them. */
 export function join (pieces: readonly Sql[], separator: string): Sql {
-  return new Sql(pieces.flatMap((piece, i) => i === 0 ? [piece] : [separator, piece]))
+  const parts: Array<string | Sql> = []
+  for (const piece of pieces) {
+    if (parts.length > 0) parts.push(separator)
+    parts.push(piece)
+  }
+  return new Sql(parts)
 }
 
 /** The statement's text, its parameters numbered from $1 in the order the text names them. */
 export function statement (query: Sql): Statement {
-  let text = ''
   const params: unknown[] = []
   const numbers = new Map<Param, number>()
-  const write = (part: string | Param | Sql): void => {
-    if (typeof part === 'string') text += part
-    else if (part instanceof Sql) part.parts.forEach(write)
-    else {
-      let number = numbers.get(part)
-      if (number === undefined) {
-        number = params.push(part.value)
-        numbers.set(part, number)
+  // A piece written again (the page inside its byte bound's pass and again for its rows) reads
+  // the same: its parameters have their numbers already.
+  const written = new Map<Sql, string>()
+  const write = (piece: Sql): string => {
+    let text = written.get(piece)
+    if (text !== undefined) return text
+    text = ''
+    for (const part of piece.parts) {
+      if (typeof part === 'string') text += part
+      else if (part instanceof Sql) text += write(part)
+      else {
+        let number = numbers.get(part)
+        if (number === undefined) {
+          number = params.push(part.value)
+          numbers.set(part, number)
+        }
+        text += `$${number}`
       }
-      text += `$${number}`
     }
+    written.set(piece, text)
+    return text
   }
-  write(query)
-  return { text, params }
+  return { text: write(query), params }
 }
 
 /** A LIKE/ILIKE pattern: `text` taken literally (escape character `\`) with `%` where `before` / `after` say. */

@@ -87,7 +87,6 @@ function listQueryObject (spec: ListSpec) {
     }
   })
 }
-export type ListQuery = Static<ReturnType<typeof listQuerySchema>>
 
 /** The page envelope around items of `item`'s schema, any field of which a projection may leave out. */
 export function pageSchema (item: TSchema & { properties: Record<string, TSchema> }, description: string) {

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { listQuerySchema, pageSchema, type ListSpec } from '../lib/lists/list-query.js'
+import type { ListSpec } from '../lib/lists/grammar.js'
+import { listQuerySchema, pageSchema } from './lists.js'
 import { ISO_DATE_PATTERN } from '../lib/audit/events.js'
 import { component } from './common.js'
 
@@ -22,18 +23,17 @@ export const AuditEvent = Type.Ref(AuditEventObject)
 export type AuditEvent = Static<typeof AuditEventObject>
 
 /** The list language on events: newest or oldest first, filtered on actor, action or target, indexed each. */
-export const AUDIT_LIST: ListSpec = {
+export const AUDIT_LIST = {
   idField: 'id',
   fields: ['id', 'time', 'actor', 'serviceAccount', 'address', 'requestId', 'action', 'target', 'outcome', 'status', 'durationMs', 'details'],
-  // The events' write order: their time order within an instance, and across instances within
-  // the flush interval (docs/audit.md). The unique key a list needs; `time` itself is not unique.
-  sortable: { time: 'id', id: 'id' },
+  // `time`: the events' write order (their id in the repository; `time` itself is not unique).
+  sortable: ['time', 'id'],
   defaultSort: 'time',
-  filterable: { actor: 'actor', action: 'action', target: 'target' },
+  filterable: ['actor', 'action', 'target'],
   defaultFilterField: 'action',
   maxLimit: 100,
   maxValueLength: 1024
-}
+} as const satisfies ListSpec
 
 const ListQuery = listQuerySchema(AUDIT_LIST)
 const IsoDate = (description: string) => Type.Optional(Type.String({ maxLength: 40, pattern: ISO_DATE_PATTERN, description }))

@@ -2,7 +2,8 @@ import { Type, type Static } from '@sinclair/typebox'
 import { component, Role } from './common.js'
 import { Group } from './users.js'
 import { CLIENT_ID_PATTERN } from '../lib/auth/tokens.js'
-import { listQuerySchema, pageSchema, type ListSpec } from '../lib/lists/list-query.js'
+import type { ListSpec } from '../lib/lists/grammar.js'
+import { listQuerySchema, pageSchema } from './lists.js'
 
 /** POST /login, as the platform's clients send it. */
 export const LoginBody = Type.Object({
@@ -117,16 +118,16 @@ export const ServiceAccountParams = Type.Object({ client_id: Type.String({ patte
  * The list language on service accounts: sorted by client_id (the primary key's order; the only
  * unique column), filtered on name (default), description or client_id.
  */
-export const SERVICE_ACCOUNT_LIST: ListSpec = {
+export const SERVICE_ACCOUNT_LIST = {
   idField: 'client_id',
   fields: ['client_id', 'name', 'description', 'roles', 'groups', '_meta'],
-  sortable: { client_id: 'client_id' },
+  sortable: ['client_id'],
   defaultSort: 'client_id',
-  filterable: { name: 'name', description: 'description', client_id: 'client_id' },
+  filterable: ['name', 'description', 'client_id'],
   defaultFilterField: 'name',
   maxLimit: 100,
   maxValueLength: 200
-}
+} as const satisfies ListSpec
 
 const page = pageSchema(ServiceAccountObject, 'The service accounts of the page (never their secrets).')
 /** The page envelope, with the items also as `results`, the platform's name for them. */

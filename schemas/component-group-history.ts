@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OBJECT_ID_PATTERN } from '../lib/http/ids.js'
-import { LIST_DEFAULT_LIMIT, LIST_MAX_SKIP, pageSchema, ProjectionQuery } from '../lib/lists/list-query.js'
+import { pageQuerySchema, pageSchema } from './lists.js'
 import { ComponentGroupObject } from './component-groups.js'
 import { component } from './common.js'
 
@@ -29,12 +29,7 @@ export const VersionParams = Type.Object({
 })
 
 /** A page of versions: limit, skip, include / exclude; always newest first. */
-export const VersionsQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 100, default: LIST_DEFAULT_LIMIT, description: 'Items per page.' }),
-  skip: Type.Integer({ minimum: 0, maximum: LIST_MAX_SKIP, default: 0, description: 'Items before the page.' }),
-  include: ProjectionQuery.properties.include,
-  exclude: ProjectionQuery.properties.exclude
-}, { additionalProperties: false })
+export const VersionsQuery = pageQuerySchema(100)
 export type VersionsQuery = Static<typeof VersionsQuery>
 
 export const VersionsPage = Type.Ref(component('ComponentGroupVersionPage', pageSchema(VersionEntry, 'Versions, newest first; the documents only with include=document.')))

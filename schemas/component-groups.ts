@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { OBJECT_ID_PATTERN } from '../lib/http/ids.js'
-import { listQuerySchema, pageSchema, ProjectionQuery, type ListSpec } from '../lib/lists/list-query.js'
+import type { ListSpec } from '../lib/lists/grammar.js'
+import { listQuerySchema, pageSchema, ProjectionQuery } from './lists.js'
 import { component, FreeFormObject } from './common.js'
 
 // Limits: generous for real groups, small enough that one request cannot make the service or the
@@ -109,16 +110,16 @@ export const IdParams = Type.Object({ id: Id })
  * The list language on component groups: sorted by name (byte order, as the platform) or _id,
  * filtered on the name. Each is served by an index (migrations 006, 007).
  */
-export const COMPONENT_GROUP_LIST: ListSpec = {
+export const COMPONENT_GROUP_LIST = {
   idField: '_id',
   fields: ['_id', 'name', 'description', 'members', 'gbacRead', 'gbacWrite', 'version', 'meta'],
-  sortable: { name: 'name', _id: 'id' },
+  sortable: ['name', '_id'],
   defaultSort: 'name',
-  filterable: { name: 'name' },
+  filterable: ['name'],
   defaultFilterField: 'name',
   maxLimit: 100,
   maxValueLength: LIMITS.name
-}
+} as const satisfies ListSpec
 
 export const ListQuery = listQuerySchema(COMPONENT_GROUP_LIST)
 export type ListQuery = Static<typeof ListQuery>

@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { component, ErrorResponse, FreeFormObject } from './common.js'
 import { UNICODE_PATTERN_KEYWORD } from '../lib/http/unicode-pattern.js'
-import { listQuerySchema, pageSchema, type ListSpec } from '../lib/lists/list-query.js'
+import type { ListSpec } from '../lib/lists/grammar.js'
+import { listQuerySchema, pageSchema } from './lists.js'
 
 // Adapter ids are names as users write them (`Local NSO`, `nso-lab_2`): letters (any script),
 // digits, spaces inside and the punctuation names use. Never '/', '\\', '%', '?', '#' or control
@@ -90,16 +91,16 @@ export type AdapterUpdate = Static<typeof AdapterUpdate>
 export const AdapterParams = Type.Object({ id: AdapterId })
 
 /** The list language on adapters: sorted by id (the primary key's order), filtered on id or baseUrl. */
-export const ADAPTER_LIST: ListSpec = {
+export const ADAPTER_LIST = {
   idField: 'id',
   fields: ['id', 'baseUrl', 'username', 'timeoutMs', 'rejectUnauthorized', 'ca', 'createdAt', 'updatedAt'],
-  sortable: { id: 'id' },
+  sortable: ['id'],
   defaultSort: 'id',
-  filterable: { id: 'id', baseUrl: 'base_url' },
+  filterable: ['id', 'baseUrl'],
   defaultFilterField: 'id',
   maxLimit: 100,
   maxValueLength: 2048
-}
+} as const satisfies ListSpec
 
 export const AdapterList = Type.Ref(component('AdapterPage', pageSchema(AdapterObject, 'The adapters of the page (exclude=ca leaves their CA bundles out).')))
 export const AdapterListQuery = listQuerySchema(ADAPTER_LIST)

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { component, Role } from './common.js'
-import { listQuerySchema, pageSchema, type ListSpec } from '../lib/lists/list-query.js'
+import type { ListSpec } from '../lib/lists/grammar.js'
+import { listQuerySchema, pageSchema } from './lists.js'
 
 const Username = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._@-]+$' })
 // Write-only: accepted in requests, never present in a response schema.
@@ -43,16 +44,16 @@ export type UserUpdate = Static<typeof UserUpdate>
 export const UsernameParams = Type.Object({ username: Username })
 
 /** The list language on users: sorted by username (the primary key's order), filtered on username or email. */
-export const USER_LIST: ListSpec = {
+export const USER_LIST = {
   idField: 'username',
   fields: ['username', 'roles', 'groups', 'email', 'disabled', 'createdAt', 'updatedAt'],
-  sortable: { username: 'username' },
+  sortable: ['username'],
   defaultSort: 'username',
-  filterable: { username: 'username', email: 'email' },
+  filterable: ['username', 'email'],
   defaultFilterField: 'username',
   maxLimit: 100,
   maxValueLength: 254
-}
+} as const satisfies ListSpec
 
 export const UserList = Type.Ref(component('UserPage', pageSchema(UserObject, 'The users of the page.')))
 

@@ -1,6 +1,6 @@
 // Component-group history: who changed a group and how, what retention keeps, and the fields of
 // a version entry as the list language projects them.
-import type { ListSpec } from '../lists/list-query.js'
+import type { ListSpec } from '../lists/grammar.js'
 
 export type HistoryAction = 'create' | 'replace' | 'import' | 'restore' | 'delete'
 
@@ -47,18 +47,19 @@ export const DOCUMENT_FIELD = 'document'
  * The list language on a group's versions (newest first, not sortable or filterable) and on the
  * deleted groups (latest delete first). `include` / `exclude` choose fields.
  */
-export const VERSION_LIST: ListSpec = {
+export const VERSION_LIST = {
   idField: 'version',
   fields: ['_id', 'version', 'action', 'actor', 'changedAt', 'name', DOCUMENT_FIELD],
-  sortable: { version: 'version' },
+  sortable: ['version'],
   defaultSort: 'version',
-  filterable: {},
+  defaultOrder: -1,
+  filterable: [],
   defaultFilterField: '',
   maxLimit: 100,
   maxValueLength: 1
-}
+} as const satisfies ListSpec
 
-export const DELETED_LIST: ListSpec = { ...VERSION_LIST, idField: '_id', sortable: { deleted: 'seq' }, defaultSort: 'deleted' }
+export const DELETED_LIST = { ...VERSION_LIST, idField: '_id', sortable: ['deleted'], defaultSort: 'deleted' } as const satisfies ListSpec
 
 /** Whether entries are read with their documents: only when `include` names the document. */
 export function wantsDocument (projection: { kind: string, fields?: ReadonlySet<string> }): boolean {

@@ -1,6 +1,6 @@
 // Names of imported documents: a name already taken gets the first free numeric suffix,
 // "Name (1)", "Name (2)", ..., shortened so the result still fits the name's length limit.
-import { likePattern } from '../lists/list-query.js'
+import { likePattern } from '../lists/sql.js'
 
 /** `base` with suffix `n` (0: no suffix), at most `maxLength` characters (code points). */
 export function suffixedName (base: string, n: number, maxLength: number): string {

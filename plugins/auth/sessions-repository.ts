@@ -2,7 +2,8 @@ import type { Db } from '../database/index.js'
 import type { User } from '../../schemas/users.js'
 import { SERVICE_ACCOUNT_LIST, type ServiceAccount, type ServiceAccountUpdate } from '../../schemas/auth.js'
 import { serviceAccountPrincipal } from '../../lib/auth/roles.js'
-import { listStatements, readPage, type ListRequest } from '../../lib/lists/list-query.js'
+import type { ListRequest } from '../../lib/lists/grammar.js'
+import { listStatements, readPage, listColumns, type ListSource } from '../../lib/lists/statements.js'
 import { generateClientId, generateToken, tokenDigest } from '../../lib/auth/tokens.js'
 
 /** What a token stands for: its user or service account as it is now, and the service account when it is an access token. */
@@ -52,6 +53,14 @@ const toAccount = (row: AccountRow): ServiceAccount => ({
 export const MAX_SESSIONS = 100
 
 const ACCOUNT_COLUMNS = 'client_id, name, description, roles, groups, created_by, created_at, updated_by, updated_at'
+
+/** The service accounts as their list reads them (SERVICE_ACCOUNT_LIST): sorted by the primary key, the only unique column. */
+export const SERVICE_ACCOUNT_SOURCE = {
+  table: 'oauth_clients',
+  columns: ACCOUNT_COLUMNS,
+  ...listColumns(SERVICE_ACCOUNT_LIST, { sortable: { client_id: 'client_id' }, filterable: { name: 'name', description: 'description', client_id: 'client_id' } }),
+  arms: [[]]
+} satisfies ListSource
 
 /**
  * Sessions (login and OAuth access tokens) and OAuth clients; tokens and secrets are kept as
@@ -183,7 +192,7 @@ export function sessionsRepository (db: Db, changed: (principal: string) => void
 
     /** A page of service accounts, and how many match (see LIST_COUNT_LOOKAHEAD). */
     async listServiceAccounts (request: ListRequest): Promise<{ items: ServiceAccount[], total: number }> {
-      const { rows, total } = await readPage<AccountRow>(db, listStatements(SERVICE_ACCOUNT_LIST, request, { table: 'oauth_clients', columns: ACCOUNT_COLUMNS, arms: [[]], params: [] }), request)
+      const { rows, total } = await readPage<AccountRow>(db, listStatements(request, SERVICE_ACCOUNT_SOURCE), request)
       return { items: rows.map(toAccount), total }
     },
 

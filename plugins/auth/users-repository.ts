@@ -1,7 +1,8 @@
 import type { Queryable } from '../database/index.js'
 import type { User, UserCreate, UserUpdate } from '../../schemas/users.js'
 import { USER_LIST } from '../../schemas/users.js'
-import { listStatements, readPage, type ListRequest } from '../../lib/lists/list-query.js'
+import type { ListRequest } from '../../lib/lists/grammar.js'
+import { listStatements, readPage, listColumns, type ListSource } from '../../lib/lists/statements.js'
 import { hashPassword } from '../../lib/auth/passwords.js'
 import { LastAdmin } from '../../lib/auth/errors.js'
 
@@ -22,6 +23,14 @@ export interface LoginRecord {
 }
 
 const COLUMNS = 'username, password_hash, roles, groups, email, disabled, created_at, updated_at'
+
+/** The users as their list reads them (USER_LIST): sorted by the primary key. */
+export const USER_SOURCE = {
+  table: 'users',
+  columns: COLUMNS,
+  ...listColumns(USER_LIST, { sortable: { username: 'username' }, filterable: { username: 'username', email: 'email' } }),
+  arms: [[]]
+} satisfies ListSource
 
 function toUser (row: UserRow): User {
   return {
@@ -56,7 +65,7 @@ export function usersRepository (db: Queryable & { transaction: <T>(fn: (tx: Que
 
     /** A page of users, and how many match (see LIST_COUNT_LOOKAHEAD). */
     async list (request: ListRequest): Promise<{ items: User[], total: number }> {
-      const { rows, total } = await readPage<UserRow>(db, listStatements(USER_LIST, request, { table: 'users', columns: COLUMNS, arms: [[]], params: [] }), request)
+      const { rows, total } = await readPage<UserRow>(db, listStatements(request, USER_SOURCE), request)
       return { items: rows.map(toUser), total }
     },
 

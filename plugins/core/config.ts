@@ -78,7 +78,7 @@ export const ConfigSchema = Type.Object({
   // Calls per adapter waiting for a free connection of its pool, and for how long; past either, 503.
   ORCHESTRATOR_QUEUE_MAX: Type.Integer({ minimum: 0, maximum: 100_000, default: 100 }),
   ORCHESTRATOR_QUEUE_WAIT_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 30_000 }),
-  // The most bytes of items one list page holds (at least one item): see lib/lists/list-query.ts.
+  // The most bytes of items one list page holds (at least one item): see lib/lists/statements.ts.
   LIST_MAX_PAGE_BYTES: Type.Integer({ minimum: 1024, maximum: 1024 * 1024 * 1024, default: 8 * 1024 * 1024 }),
   STUDIO_IMPORT_MAX_GROUPS: Type.Integer({ minimum: 1, maximum: 10_000, default: 500 }),
   STUDIO_IMPORT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 30_000 }),

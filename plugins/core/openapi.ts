@@ -6,7 +6,8 @@ import { Type } from '@sinclair/typebox'
 import {
   derivedStatuses, finishOperations, OperationIds, routeFacts, withoutServiceKeywords, type OpenApiDocument, type OperationFacts
 } from '../../lib/http/openapi-contract.js'
-import { BRACKET_FILTERS, LIST_MAX_SET_VALUES, listSpecOf } from '../../lib/lists/list-query.js'
+import { LIST_MAX_SET_VALUES } from '../../lib/lists/grammar.js'
+import { BRACKET_FILTERS, listSpecOf } from '../../schemas/lists.js'
 import { components, ErrorResponse } from '../../schemas/common.js'
 import packageJson from '../../package.json' with { type: 'json' }
 
@@ -80,7 +81,7 @@ export default fp(async (fastify) => {
         ...(documented.body === undefined ? {} : { bodyRequired: requiresBody(documented.body) }),
         ...(spec === undefined
           ? {}
-          : { brackets: { fields: Object.keys(spec.filterable), maxValueLength: spec.maxValueLength, ops: BRACKET_FILTERS, maxValues: LIST_MAX_SET_VALUES } })
+          : { brackets: { fields: [...spec.filterable], maxValueLength: spec.maxValueLength, ops: BRACKET_FILTERS, maxValues: LIST_MAX_SET_VALUES } })
       }
       facts.set(operationId, known)
       const derived = Object.fromEntries(derivedStatuses(known).map((status) => [status, Type.Ref(ErrorResponse)]))

@@ -2,7 +2,8 @@
 // the instance with (fastify.adaptersRepository).
 import type { Queryable } from '../database/index.js'
 import { ADAPTER_DEFAULTS, ADAPTER_LIST, type Adapter, type AdapterCreate, type AdapterUpdate } from '../../schemas/orchestrator.js'
-import { listStatements, readPage, type ListRequest } from '../../lib/lists/list-query.js'
+import type { ListRequest } from '../../lib/lists/grammar.js'
+import { listStatements, readPage, listColumns, type ListSource } from '../../lib/lists/statements.js'
 import { AdapterSecretUnreadable } from '../../lib/orchestrator/errors.js'
 import { foldAdapterId } from '../../lib/orchestrator/adapter-id.js'
 import { SecretKeyMismatch } from '../../lib/secrets/secret-box.js'
@@ -49,6 +50,14 @@ export interface LookAlike {
 const isUniqueViolation = (err: unknown): boolean => (err as { code?: unknown } | null)?.code === '23505'
 
 const COLUMNS = 'id, base_url, username, timeout_ms, reject_unauthorized, ca, created_at, updated_at'
+
+/** The adapters as their list reads them (ADAPTER_LIST): sorted by the primary key. */
+const ADAPTER_SOURCE = {
+  table: 'orchestrator_adapters',
+  columns: COLUMNS,
+  ...listColumns(ADAPTER_LIST, { sortable: { id: 'id' }, filterable: { id: 'id', baseUrl: 'base_url' } }),
+  arms: [[]]
+} satisfies ListSource
 
 function toAdapter (row: AdapterRow): Adapter {
   return {
@@ -140,7 +149,7 @@ export function adaptersRepository (db: Queryable, secrets: SecretSealer, change
         (request.projection.kind === 'exclude' && request.projection.fields.has('ca'))
         ? COLUMNS.replace(', ca,', ', NULL AS ca,')
         : COLUMNS
-      const { rows, total } = await readPage<AdapterRow>(db, listStatements(ADAPTER_LIST, request, { table: 'orchestrator_adapters', columns, arms: [[]], params: [] }), request)
+      const { rows, total } = await readPage<AdapterRow>(db, listStatements(request, { ...ADAPTER_SOURCE, columns }), request)
       return { items: rows.map(toAdapter), total }
     },
 

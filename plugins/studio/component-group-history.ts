@@ -6,7 +6,9 @@ import type { ComponentGroup } from '../../schemas/component-groups.js'
 import type { VersionEntry } from '../../schemas/component-group-history.js'
 import { bypassesGbac, type GbacUser } from '../../lib/studio/gbac.js'
 import { PRUNE_BATCH, PRUNE_EVERY, type HistoryAction } from '../../lib/studio/history.js'
-import { readPage, listStatements, type ListRequest, type ListSource } from '../../lib/lists/list-query.js'
+import type { ListRequest } from '../../lib/lists/grammar.js'
+import { param, sql, type Param, type Sql } from '../../lib/lists/sql.js'
+import { readPage, listStatements, listColumns, type ListSource } from '../../lib/lists/statements.js'
 import { DELETED_LIST, VERSION_LIST } from '../../lib/studio/history.js'
 import { toDoc, type Row } from './component-group-rows.js'
 
@@ -82,9 +84,9 @@ function toEntry (row: EntryRow): VersionEntry {
 
 const toVersionDoc = (row: Row & EntryRow): ComponentGroup => toDoc({ ...row, id: row.group_id })
 
-// Who may read group $1 now, for a reader who is not an admin ($2: the reader's groups).
-const READABLE_NOW = `EXISTS (SELECT 1 FROM component_groups AS g WHERE g.id = $1
-  AND (cardinality(g.gbac_read) = 0 OR g.gbac_read && $2::text[]))`
+// Who may read group `id` now, for a reader who is not an admin (of `groups`).
+const readableNow = (id: Param, groups: string[]): Sql => sql`EXISTS (SELECT 1 FROM component_groups AS g WHERE g.id = ${id}
+  AND (cardinality(g.gbac_read) = 0 OR g.gbac_read && ${groups}::text[]))`
 
 /**
  * The most bytes a version entry without its document takes as JSON text (the byte bound's
@@ -95,6 +97,10 @@ const READABLE_NOW = `EXISTS (SELECT 1 FROM component_groups AS g WHERE g.id = $
 export const VERSION_ENTRY_MAX_BYTES = 4096
 
 const MAX_VERSION = 2_147_483_647
+
+// A group's versions in their order; the deleted groups in the order of their deletes (seq).
+const VERSION_COLUMNS = listColumns(VERSION_LIST, { sortable: { version: 'version' }, filterable: {} })
+const DELETED_COLUMNS = listColumns(DELETED_LIST, { sortable: { deleted: 'seq' }, filterable: {} })
 
 /** The rows of group `id`'s history that `user` may read: every one for an admin (a deleted group's too). */
 export function versionsSource (user: GbacUser, id: string, withDocument: boolean): ListSource {
@@ -108,20 +114,23 @@ export function versionsSource (user: GbacUser, id: string, withDocument: boolea
   const source = {
     table: 'component_group_versions',
     columns: withDocument ? `${ENTRY_COLUMNS}, ${DOCUMENT_COLUMNS}` : ENTRY_COLUMNS,
+    ...VERSION_COLUMNS,
     plansAlike: true,
     ...(withDocument ? {} : { maxRowBytes: VERSION_ENTRY_MAX_BYTES })
   }
-  if (bypassesGbac(user)) return { ...source, arms: [['group_id = $1']], pageOnly: ['version BETWEEN $2::int AND $3::int'], params: [id, 1, MAX_VERSION] }
-  return { ...source, arms: [['group_id = $1', READABLE_NOW]], pageOnly: ['version BETWEEN $3::int AND $4::int'], params: [id, [...user.groups], 1, MAX_VERSION] }
+  const groupId = param(id)
+  const pageOnly = [sql`version BETWEEN ${1}::int AND ${MAX_VERSION}::int`]
+  if (bypassesGbac(user)) return { ...source, arms: [[sql`group_id = ${groupId}`]], pageOnly }
+  return { ...source, arms: [[sql`group_id = ${groupId}`, readableNow(groupId, [...user.groups])]], pageOnly }
 }
 
 // A deleted group: its latest version is a delete (a restore would have added one after it).
 const DELETED_SOURCE = (withDocument: boolean): ListSource => ({
   table: 'component_group_versions',
   columns: `seq, ${ENTRY_COLUMNS}${withDocument ? `, ${DOCUMENT_COLUMNS}` : ''}`,
-  arms: [["action = 'delete'", `NOT EXISTS (SELECT 1 FROM component_group_versions AS later
-    WHERE later.group_id = component_group_versions.group_id AND later.version > component_group_versions.version)`]],
-  params: []
+  ...DELETED_COLUMNS,
+  arms: [[sql`action = 'delete'`, sql`NOT EXISTS (SELECT 1 FROM component_group_versions AS later
+    WHERE later.group_id = component_group_versions.group_id AND later.version > component_group_versions.version)`]]
 })
 
 const VERSION_SQL = `SELECT ${ENTRY_COLUMNS}, ${DOCUMENT_COLUMNS} FROM component_group_versions WHERE group_id = $1 AND version = $2`
@@ -132,13 +141,13 @@ export function historyReads (db: Queryable) {
   return {
     /** A page of group `id`'s versions newest first, as `user` may read them now. */
     async page (user: GbacUser, id: string, request: ListRequest, withDocument: boolean): Promise<{ items: VersionEntry[], total: number }> {
-      const { rows, total } = await readPage<EntryRow>(db, listStatements(VERSION_LIST, request, versionsSource(user, id, withDocument)), request)
+      const { rows, total } = await readPage<EntryRow>(db, listStatements(request, versionsSource(user, id, withDocument)), request)
       return { items: rows.map(toEntry), total }
     },
 
     /** A page of the deleted groups, the latest delete first (for admins). */
     async deleted (request: ListRequest, withDocument: boolean): Promise<{ items: VersionEntry[], total: number }> {
-      const { rows, total } = await readPage<EntryRow>(db, listStatements(DELETED_LIST, request, DELETED_SOURCE(withDocument)), request)
+      const { rows, total } = await readPage<EntryRow>(db, listStatements(request, DELETED_SOURCE(withDocument)), request)
       return { items: rows.map(toEntry), total }
     },
 

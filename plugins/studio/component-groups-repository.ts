@@ -9,7 +9,9 @@ import { matchesVersion, type ExpectedVersions } from '../../lib/studio/if-match
 import { toFields } from '../../lib/studio/fields.js'
 import type { ImportOutcome, Outcome, RestoreOutcome } from '../../lib/studio/outcomes.js'
 import { newObjectId } from '../../lib/http/ids.js'
-import { listStatements, readPage, type ListRequest, type ListSource } from '../../lib/lists/list-query.js'
+import type { ListRequest } from '../../lib/lists/grammar.js'
+import { sql } from '../../lib/lists/sql.js'
+import { listStatements, readPage, listColumns, type ListSource } from '../../lib/lists/statements.js'
 import { FREQUENT_TRIGRAM_SHARE } from '../../lib/lists/trigram-search.js'
 import { COLUMNS, isUniqueViolation, storedDoc, toDoc, WRITE_ATTEMPTS, type Row } from './component-group-rows.js'
 import { importComponentGroups } from './import.js'
@@ -64,16 +66,23 @@ const RESTORE_DELETED_SQL = `WITH created AS (INSERT INTO component_groups (id, 
   ${historyClauses('created', 7)}
   SELECT ${COLUMNS} FROM created`
 
+/** The column behind each field COMPONENT_GROUP_LIST sorts and filters on, each served by an index (migrations 006, 007). */
+const LIST_COLUMNS = listColumns(COMPONENT_GROUP_LIST, {
+  sortable: { name: 'name', _id: 'id' },
+  filterable: { name: 'name' }
+})
+
 /**
- * The rows `user` may read, as arms of a list (lib/lists/list-query.ts): everything for an admin;
+ * The rows `user` may read, as arms of a list (lib/lists/statements.ts): everything for an admin;
  * else the public groups (empty gbac_read, a partial index in name order) and, apart, those
  * restricted to one of the user's groups (the GIN index on gbac_read). The two are disjoint.
  */
 export function readableSource (user: GbacUser): ListSource {
-  const source = { table: 'component_groups', columns: COLUMNS }
-  if (bypassesGbac(user)) return { ...source, arms: [[]], params: [] }
-  if (user.groups.length === 0) return { ...source, arms: [['cardinality(gbac_read) = 0']], params: [] }
-  return { ...source, arms: [['cardinality(gbac_read) = 0'], ['gbac_read && $1::text[]']], params: [[...user.groups]] }
+  const source = { table: 'component_groups', columns: COLUMNS, ...LIST_COLUMNS }
+  if (bypassesGbac(user)) return { ...source, arms: [[]] }
+  const publicGroups = sql`cardinality(gbac_read) = 0`
+  if (user.groups.length === 0) return { ...source, arms: [[publicGroups]] }
+  return { ...source, arms: [[publicGroups], [sql`gbac_read && ${[...user.groups]}::text[]`]] }
 }
 
 // The trigrams most names share, as ANALYZE (or autovacuum) last counted them (migrations/010);
@@ -180,7 +189,7 @@ export function componentGroupsRepository (db: Db, history: HistorySettings = DE
     /** A page of the groups `user` may read, and how many match (see LIST_COUNT_LOOKAHEAD). */
     async list (user: GbacUser, request: ListRequest): Promise<{ items: ComponentGroup[], total: number }> {
       const searched = request.filters.some((f) => f.op === 'contains')
-      const { rows, total } = await readPage<Row>(db, listStatements(COMPONENT_GROUP_LIST, request, readableSource(user),
+      const { rows, total } = await readPage<Row>(db, listStatements(request, readableSource(user),
         searched ? { name: await frequentNameTrigrams() } : {}), request)
       return { items: rows.map(toDoc), total }
     },

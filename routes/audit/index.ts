@@ -2,8 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ADMINS } from '../../lib/auth/roles.js'
 import { parseTimeRange } from '../../lib/audit/events.js'
 import { InvalidAuditTimeRange } from '../../lib/audit/errors.js'
-import { InvalidListParameter } from '../../lib/lists/errors.js'
-import { pageEnvelope, parseListQuery, project } from '../../lib/lists/list-query.js'
+import { listPage } from '../../lib/lists/page.js'
 import { errorResponses } from '../../schemas/common.js'
 import { AUDIT_LIST, AuditList, AuditListQuery } from '../../schemas/audit.js'
 
@@ -22,12 +21,11 @@ const audit: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: AuditList, ...errorResponses(400) }
     }
   }, async (request) => {
-    const list = parseListQuery(AUDIT_LIST, request.query, fastify.config)
-    if (!list.ok) throw new InvalidListParameter(list.reason)
-    const range = parseTimeRange(request.query)
-    if (!range.ok) throw new InvalidAuditTimeRange(range.reason)
-    const { items, total } = await fastify.audit.repository.list(list.value, range.value)
-    return pageEnvelope(items.map((event) => project(event, list.value.projection)), list.value, total)
+    return await listPage(AUDIT_LIST, request.query, fastify.config, async (list) => {
+      const range = parseTimeRange(request.query)
+      if (!range.ok) throw new InvalidAuditTimeRange(range.reason)
+      return await fastify.audit.repository.list(list, range.value)
+    })
   })
 }
 

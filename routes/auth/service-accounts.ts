@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ADMINS } from '../../lib/auth/roles.js'
 import { ServiceAccountNotFound } from '../../lib/auth/errors.js'
-import { InvalidListParameter } from '../../lib/lists/errors.js'
-import { pageEnvelope, parseListQuery, project } from '../../lib/lists/list-query.js'
+import { listPage } from '../../lib/lists/page.js'
 import { errorResponses } from '../../schemas/common.js'
 import {
   SERVICE_ACCOUNT_LIST, ServiceAccountCreate, ServiceAccountCredentials, ServiceAccountList, ServiceAccountListQuery,
@@ -47,10 +46,7 @@ const serviceAccounts: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: ServiceAccountList, ...errorResponses(400) }
     }
   }, async (request) => {
-    const list = parseListQuery(SERVICE_ACCOUNT_LIST, request.query, fastify.config)
-    if (!list.ok) throw new InvalidListParameter(list.reason)
-    const { items, total } = await repo.listServiceAccounts(list.value)
-    const page = pageEnvelope(items.map((account) => project(account, list.value.projection)), list.value, total)
+    const page = await listPage(SERVICE_ACCOUNT_LIST, request.query, fastify.config, async (list) => await repo.listServiceAccounts(list))
     return { ...page, results: page.items }
   })
 

@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ADMINS } from '../../lib/auth/roles.js'
-import { pageEnvelope, parseListQuery, project } from '../../lib/lists/list-query.js'
+import { listPage } from '../../lib/lists/page.js'
 import { checkBaseUrl, checkCaBundle } from '../../lib/orchestrator/adapter.js'
 import { AdapterExists, AdapterNameTaken, AdapterNotFound, InvalidAdapter } from '../../lib/orchestrator/errors.js'
 import { withDetails } from '../../lib/http/errors.js'
-import { InvalidListParameter } from '../../lib/lists/errors.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
 import { adapterChanges } from '../../lib/audit/changes.js'
 import { Adapter, ADAPTER_LIST, AdapterCreate, AdapterList, AdapterListQuery, AdapterParams, AdapterUpdate } from '../../schemas/orchestrator.js'
@@ -41,10 +40,7 @@ const adapters: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: AdapterList, ...errorResponses(400) }
     }
   }, async (request) => {
-    const list = parseListQuery(ADAPTER_LIST, request.query, fastify.config)
-    if (!list.ok) throw new InvalidListParameter(list.reason)
-    const { items, total } = await repo.list(list.value)
-    return pageEnvelope(items.map((adapter) => project(adapter, list.value.projection)), list.value, total)
+    return await listPage(ADAPTER_LIST, request.query, fastify.config, async (list) => await repo.list(list))
   })
 
   fastify.post('/', {

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { ADMINS, WRITERS } from '../../lib/auth/roles.js'
 import { InvalidListParameter } from '../../lib/lists/errors.js'
-import { pageEnvelope, parseListQuery, parseProjection, project, type ListRequest } from '../../lib/lists/list-query.js'
+import { listPage } from '../../lib/lists/page.js'
+import { parseProjection, project } from '../../lib/lists/projection.js'
 import {
   ComponentGroupNotFound, ComponentGroupVersionNotFound, ImportTimeout, ImportTooLarge, InvalidVersionCondition, nameTaken
 } from '../../lib/studio/errors.js'
@@ -38,15 +39,6 @@ function actorOf (request: FastifyRequest): Actor {
   return { username: request.user.username, method: request.auth.method, ...(clientId === undefined ? {} : { clientId }) }
 }
 
-/** A page of a history list (always in its own order) from limit, skip, include and exclude. */
-function historyPage (spec: typeof VERSION_LIST, query: { limit: number, skip: number, include?: string, exclude?: string },
-  limits: { LIST_MAX_PAGE_BYTES: number }): ListRequest {
-  const projection = parseProjection(spec, query)
-  if (!projection.ok) throw new InvalidListParameter(projection.reason)
-  const { limit, skip } = query
-  return { limit, skip, maxBytes: limits.LIST_MAX_PAGE_BYTES, sort: spec.defaultSort, order: -1, filters: [], projection: projection.value }
-}
-
 /**
  * Studio component groups (spec 4.1 and the platform's other operations). Reads: any user, within
  * the document's gbacRead; writes: WRITERS, within gbacRead and gbacWrite. `version` grows by 1
@@ -71,10 +63,7 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
       response: { 200: Page, ...errorResponses(400) }
     }
   }, async (request) => {
-    const list = parseListQuery(COMPONENT_GROUP_LIST, request.query, fastify.config)
-    if (!list.ok) throw new InvalidListParameter(list.reason)
-    const { items, total } = await repo.list(request.user, list.value)
-    return pageEnvelope(items.map((doc) => project(doc, list.value.projection)), list.value, total)
+    return await listPage(COMPONENT_GROUP_LIST, request.query, fastify.config, async (list) => await repo.list(request.user, list))
   })
 
   fastify.post('/', {
@@ -201,9 +190,7 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
       response: { 200: DeletedPage, ...errorResponses(400) }
     }
   }, async (request) => {
-    const list = historyPage(DELETED_LIST, request.query, fastify.config)
-    const { items, total } = await repo.versions.deleted(list, wantsDocument(list.projection))
-    return pageEnvelope(items.map((entry) => project(entry, list.projection)), list, total)
+    return await listPage(DELETED_LIST, request.query, fastify.config, async (list) => await repo.versions.deleted(list, wantsDocument(list.projection)))
   })
 
   fastify.get('/:id/versions', {
@@ -218,11 +205,12 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
     }
   }, async (request) => {
     const { id } = request.params
-    const list = historyPage(VERSION_LIST, request.query, fastify.config)
-    const { items, total } = await repo.versions.page(request.user, id, list, wantsDocument(list.projection))
-    // Nothing listed: the group may be one the caller may not read, or not be at all.
-    if (total === 0 && await repo.get(request.user, id) === undefined) throw new ComponentGroupNotFound(id)
-    return pageEnvelope(items.map((entry) => project(entry, list.projection)), list, total)
+    return await listPage(VERSION_LIST, request.query, fastify.config, async (list) => {
+      const page = await repo.versions.page(request.user, id, list, wantsDocument(list.projection))
+      // Nothing listed: the group may be one the caller may not read, or not be at all.
+      if (page.total === 0 && await repo.get(request.user, id) === undefined) throw new ComponentGroupNotFound(id)
+      return page
+    })
   })
 
   fastify.get('/:id/versions/:version', {

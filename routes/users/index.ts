@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ADMINS } from '../../lib/auth/roles.js'
 import { UserExists, UserNotFound } from '../../lib/auth/errors.js'
-import { InvalidListParameter } from '../../lib/lists/errors.js'
-import { pageEnvelope, parseListQuery, project } from '../../lib/lists/list-query.js'
+import { listPage } from '../../lib/lists/page.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
 import { User, USER_LIST, UserCreate, UserList, UserListQuery, UsernameParams, UserUpdate } from '../../schemas/users.js'
 import { userChanges } from '../../lib/audit/changes.js'
@@ -24,10 +23,7 @@ const users: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: UserList, ...errorResponses(400) }
     }
   }, async (request) => {
-    const list = parseListQuery(USER_LIST, request.query, fastify.config)
-    if (!list.ok) throw new InvalidListParameter(list.reason)
-    const { items, total } = await repo.list(list.value)
-    return pageEnvelope(items.map((user) => project(user, list.value.projection)), list.value, total)
+    return await listPage(USER_LIST, request.query, fastify.config, async (list) => await repo.list(list))
   })
 
   fastify.post('/', {

@@ -6,7 +6,10 @@ import t from 'tap'
 import pg from 'pg'
 import { buildTestApp, createTestDatabase, testDatabases } from '../../helper.js'
 import { SERVICE_ACCOUNT_LIST } from '../../../schemas/auth.js'
-import { LIST_COUNT_LOOKAHEAD, listStatements, pageEnvelope, parseListQuery, type ListQueryString } from '../../../lib/lists/list-query.js'
+import { SERVICE_ACCOUNT_SOURCE } from '../../../plugins/auth/sessions-repository.js'
+import { parseListQuery, type ListQueryString } from '../../../lib/lists/grammar.js'
+import { LIST_COUNT_LOOKAHEAD, listStatements } from '../../../lib/lists/statements.js'
+import { pageEnvelope } from '../../../lib/lists/page.js'
 import { explain, indexes, nodes, pageAndCarried, types } from '../../helpers/plans.js'
 
 const ROWS = 20_000
@@ -38,7 +41,7 @@ if (testDatabases.includes('postgres')) {
       ['one client by id', { equals: '000000000000000000000abc', equalsField: 'client_id' }, 'oauth_clients_pkey']
     ]
     for (const [name, q, index] of cases) {
-      const { page, carriesTotal, count } = listStatements(SERVICE_ACCOUNT_LIST, parse(q), { table: 'oauth_clients', columns: 'client_id, name, description, roles, groups, created_by, created_at, updated_by, updated_at', arms: [[]], params: [] })
+      const { page, carriesTotal, count } = listStatements(parse(q), SERVICE_ACCOUNT_SOURCE)
       const { page: pagePlan, carried } = pageAndCarried(await explain(client, page.text, page.params))
       const countPlan = nodes(await explain(client, count.text, count.params))
       t.notOk(types(pagePlan).includes('Seq Scan'), `${name}: the page reads no table from end to end (${types(pagePlan).join(', ')})`)

@@ -6,8 +6,9 @@ import pg from 'pg'
 import { buildTestApp, createTestDatabase, testDatabases } from '../../helper.js'
 import { VERSION_ENTRY_MAX_BYTES, versionsSource } from '../../../plugins/studio/component-group-history.js'
 import { REPLACE_SQL, replaceParams } from '../../../plugins/studio/component-groups-repository.js'
-import { DEFAULT_HISTORY, historyParams, VERSION_LIST } from '../../../lib/studio/history.js'
-import { listStatements, type ListRequest } from '../../../lib/lists/list-query.js'
+import { DEFAULT_HISTORY, historyParams } from '../../../lib/studio/history.js'
+import type { ListRequest } from '../../../lib/lists/grammar.js'
+import { listStatements } from '../../../lib/lists/statements.js'
 import { explain, indexes, nodes, types } from '../../helpers/plans.js'
 
 const GROUP = '000000000000000000000001'
@@ -38,7 +39,7 @@ if (testDatabases.includes('postgres')) {
     // Whichever it keeps reads the primary key for every group, its count too.
     for (const [name, user] of [['admin', admin], ['reader', reader]] as const) {
       for (const withDocument of [false, true]) {
-        const statements = listStatements(VERSION_LIST, request, versionsSource(user, GROUP, withDocument))
+        const statements = listStatements(request, versionsSource(user, GROUP, withDocument))
         t.equal(statements.keepsPlan, true)
         const statement = `page_${name}_${String(withDocument)}`
         for (let i = 0; i < 8; i++) {
@@ -55,9 +56,9 @@ if (testDatabases.includes('postgres')) {
         t.notOk(types(generic).includes('Seq Scan'), `${name}: the kept plan reads no table from end to end`)
       }
     }
-    t.ok(!listStatements(VERSION_LIST, request, versionsSource(admin, GROUP, false)).page.text.includes('row_to_json'),
+    t.ok(!listStatements(request, versionsSource(admin, GROUP, false)).page.text.includes('row_to_json'),
       'without documents the page is not measured: its rows cannot reach the byte bound')
-    t.ok(listStatements(VERSION_LIST, request, versionsSource(admin, GROUP, true)).page.text.includes('row_to_json'), 'with them it is')
+    t.ok(listStatements(request, versionsSource(admin, GROUP, true)).page.text.includes('row_to_json'), 'with them it is')
 
     // The largest entry there can be, every text at its longest in characters of 6 bytes as
     // JSON: within the size the page counts on for each.
@@ -65,7 +66,7 @@ if (testDatabases.includes('postgres')) {
     await client.query(`INSERT INTO component_group_versions (group_id, version, action, actor, auth_method, client_id, changed_at, name, gbac_read, gbac_write, doc)
       VALUES ($1, 2147483647, 'restore', $2, 'bearer', $3, '294276-12-31 23:59:59.999999+00', $4, '{}', '{}', '{}')`,
     [longest, '\u0001'.repeat(64), 'f'.repeat(24), '\u0001'.repeat(255)])
-    const measured = listStatements(VERSION_LIST, { ...request, limit: 1 }, versionsSource(admin, longest, false)).page
+    const measured = listStatements({ ...request, limit: 1 }, versionsSource(admin, longest, false)).page
     const { rows: [size] } = await client.query<{ bytes: number }>(`SELECT octet_length(row_to_json(p)::text) AS bytes FROM (${measured.text}) AS p`, measured.params)
     t.ok(size !== undefined && size.bytes > 1700 && size.bytes <= VERSION_ENTRY_MAX_BYTES, `the longest entry takes ${String(size?.bytes)} bytes of ${VERSION_ENTRY_MAX_BYTES}`)
     await client.query('DELETE FROM component_group_versions WHERE group_id = $1', [longest])
@@ -79,7 +80,7 @@ if (testDatabases.includes('postgres')) {
     // A page of 25, and the studio page's "last change" of a listed group (its newest version, limit 1).
     for (const [name, user] of [['admin', admin], ['reader', reader]] as const) {
       for (const [what, limit, withDocument] of [['a page', 25, false], ['a page with documents', 25, true], ['the newest version', 1, false]] as const) {
-        const { page } = listStatements(VERSION_LIST, { ...request, limit }, versionsSource(user, GROUP, withDocument))
+        const { page } = listStatements({ ...request, limit }, versionsSource(user, GROUP, withDocument))
         const plan = nodes(await explain(client, page.text, page.params))
         t.notOk(types(plan).includes('Seq Scan'), `${name}, ${what}: reads no table from end to end (${types(plan).join(', ')})`)
         t.notOk(types(plan).includes('Sort'), `${name}, ${what}: no sort, the primary key is in version order (${types(plan).join(', ')})`)

@@ -6,7 +6,9 @@ import pg from 'pg'
 import { buildTestApp, createTestDatabase, testDatabases } from '../../helper.js'
 import { readableSource } from '../../../plugins/studio/component-groups-repository.js'
 import { COMPONENT_GROUP_LIST } from '../../../schemas/component-groups.js'
-import { LIST_COUNT_LOOKAHEAD, listStatements, pageEnvelope, parseListQuery, type ListQueryString } from '../../../lib/lists/list-query.js'
+import { parseListQuery, type ListQueryString } from '../../../lib/lists/grammar.js'
+import { LIST_COUNT_LOOKAHEAD, listStatements } from '../../../lib/lists/statements.js'
+import { pageEnvelope } from '../../../lib/lists/page.js'
 import { explain as planOf, indexes, nodes, pageAndCarried, types, type PlanNode } from '../../helpers/plans.js'
 
 const ROWS = 100_000
@@ -32,7 +34,7 @@ if (testDatabases.includes('postgres')) {
     const statements = (user: { roles: string[], groups: string[] }, q: Partial<ListQueryString>, trigrams = frequent) => {
       const parsed = parseListQuery(COMPONENT_GROUP_LIST, { limit: 25, skip: 0, sort: 'name', order: 1, ...q }, app.config)
       if (!parsed.ok) throw new Error(parsed.reason)
-      return listStatements(COMPONENT_GROUP_LIST, parsed.value, readableSource(user), { name: trigrams })
+      return listStatements(parsed.value, readableSource(user), { name: trigrams })
     }
     const explain = async (user: { roles: string[], groups: string[] }, q: Partial<ListQueryString>) => {
       const { page, carriesTotal, count } = statements(user, q)

@@ -6,6 +6,7 @@
 // `watchExchanges` checks every exchange of a service built for a test (test/helper.ts).
 import { Ajv, type ValidateFunction } from 'ajv'
 import { appendFileSync } from 'node:fs'
+import { performance } from 'node:perf_hooks'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler, preValidationHookHandler, RouteOptions } from 'fastify'
 import { hookList } from '../../lib/http/hook-list.js'
 import type { TestApp } from '../helper.js'
@@ -182,7 +183,7 @@ export function exchangeChecker (document: OpenApiDocument): (exchange: Exchange
 }
 
 /** Exchanges checked so far in this process, for the figures. */
-export const exchangeCounts = { responses: 0, requests: 0 }
+export const exchangeCounts = { responses: 0, requests: 0, ms: 0 }
 
 // The figures, for whoever runs the tests: appended to the file OPENAPI_EXCHANGES_LOG names.
 const countsLog = process.env.OPENAPI_EXCHANGES_LOG
@@ -218,12 +219,16 @@ export function watchExchanges (fastify: FastifyInstance, report: (problem: stri
     return checks
   }
   const keepBody: preValidationHookHandler = function (request, _reply, done) {
-    if (request.body !== undefined) (request as Watched)[SENT_BODY] = structuredClone(request.body)
+    // A request without a body may be given `{}` by the service before this hook: what was sent counts.
+    const { 'content-type': type, 'content-length': length, 'transfer-encoding': chunked } = request.headers
+    const sent = type !== undefined || (length !== undefined && length !== '0') || chunked !== undefined
+    if (sent && request.body !== undefined) (request as Watched)[SENT_BODY] = structuredClone(request.body)
     done()
   }
   const check = (request: FastifyRequest, reply: FastifyReply, payload: unknown, template: string): void => {
     const body = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : undefined
     if (body === undefined && payload !== null && payload !== undefined) return // a stream: its bytes are not at hand
+    const started = performance.now()
     const { response, request: requestCheck } = checksOf()
     exchangeCounts.responses++
     const headers = reply.getHeaders()
@@ -239,6 +244,7 @@ export function watchExchanges (fastify: FastifyInstance, report: (problem: stri
         body: (request as Watched)[SENT_BODY]
       }))
     }
+    exchangeCounts.ms += performance.now() - started
     for (const problem of problems) report(problem)
   }
   fastify.addHook('onRoute', (route: RouteOptions) => {

@@ -193,3 +193,6 @@ export const UpstreamErrorResponse = Type.Composite([
     }))
   })
 ], { additionalProperties: true, description: 'Error; for an orchestrator error also its status and body.' })
+
+/** An orchestrator's error relayed (502) or its answer cut off (504): with the relay's headers when the orchestrator had answered. */
+export const RelayUpstreamErrorResponse = { ...UpstreamErrorResponse, headers: RelayHeaders }

@@ -10,7 +10,7 @@ import { actionBody } from '../../lib/orchestrator/action-body.js'
 import { pipeline } from 'node:stream'
 import { errorResponses } from '../../schemas/common.js'
 import {
-  RelayParams, RestActionBody, RestActionResponse, RestQueryBody, RestQueryEmptyResponse, RestQueryResponse, UpstreamErrorResponse
+  RelayParams, RestActionBody, RestActionResponse, RestQueryBody, RelayUpstreamErrorResponse, RestQueryEmptyResponse, RestQueryResponse
 } from '../../schemas/orchestrator.js'
 
 // Nothing goes upstream unless the parameters pass lib/orchestrator/relay-request.ts.
@@ -19,7 +19,7 @@ function checked<T> (result: CheckResult<T>): T {
   return result.value
 }
 
-const upstreamErrors = { 502: UpstreamErrorResponse, 504: UpstreamErrorResponse }
+const upstreamErrors = { 502: RelayUpstreamErrorResponse, 504: RelayUpstreamErrorResponse }
 
 /**
  * What the orchestrator's answer says beyond its body, on the relay's reply: its status, its

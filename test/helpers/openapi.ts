@@ -229,6 +229,8 @@ export function watchExchanges (fastify: FastifyInstance, report: (problem: stri
   const check = (request: FastifyRequest, reply: FastifyReply, payload: unknown, template: string): void => {
     const body = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : undefined
     if (body === undefined && payload !== null && payload !== undefined) return // a stream: its bytes are not at hand
+    // The caller left (499, client closed request, is what the log records): no answer reaches anyone.
+    if (reply.statusCode === 499 || request.raw.destroyed) return
     const started = performance.now()
     const { response, request: requestCheck } = checksOf()
     exchangeCounts.responses++

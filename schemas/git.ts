@@ -80,17 +80,24 @@ export const ProjectIfMatchHeaders = Type.Object({
   'if-match': Type.Optional(Type.String({ maxLength: 1024, description: 'The ETag of a read: update only while the file is still that version (409 otherwise).' }))
 })
 
-export const ReadProjectResponse = Type.Unsafe<Record<string, unknown>>({
-  type: 'object',
-  additionalProperties: true,
-  description: 'The project file exactly as stored on the branch (its bytes, not re-serialised). A file that is not JSON comes as ' +
-    '`text/plain; charset=utf-8` when it is UTF-8 text, else `application/octet-stream`. Headers: `ETag` (the file\'s blob id), ' +
-    '`X-Git-Commit` (the commit read: the branch\'s tip as the provider advertised it during this request).',
+/**
+ * A project file as stored on the branch (its bytes, not re-serialised), in the content type its
+ * bytes are: JSON (any JSON value: a file written elsewhere need not hold an object), other UTF-8
+ * text, or bytes. Each is declared, so a generated client knows all three.
+ */
+export const ReadProjectResponse = {
+  description: 'The project file exactly as stored on the branch (its bytes, not re-serialised): `application/json` when it ' +
+    'parses as JSON, else `text/plain; charset=utf-8` when it is UTF-8 text, else `application/octet-stream`.',
   headers: {
     ...ETagHeader,
     'X-Git-Commit': Type.String({ description: 'The commit read: the branch\'s tip as the provider advertised it during this request.' })
+  },
+  content: {
+    'application/json': { schema: Type.Unknown({ description: 'The file\'s JSON, as stored (a project written by this service is an object).' }) },
+    'text/plain': { schema: Type.String({ description: 'A file that is UTF-8 text but not JSON (`.gitmodules`...).' }) },
+    'application/octet-stream': { schema: Type.String({ format: 'binary', description: 'A file that is not UTF-8 text.' }) }
   }
-})
+}
 
 const BranchName = Type.String({ minLength: 1, maxLength: 255, description: 'A valid Git branch name' })
 

@@ -151,9 +151,14 @@ export const RestQueryBody = Type.Object({
 export type RestQueryBody = Static<typeof RestQueryBody>
 
 // restQuery answers with the orchestrator's document byte for byte, in its content type.
+/** A query the orchestrator answered without a body (NSO's 204 for an empty container). */
+const EmptyHeader = {
+  'X-Orchestrator-Empty': Type.String({ description: '`true` when the orchestrator sent no body: a JSON query then answers `{}`.' })
+}
+
 export const RestQueryResponse = {
   description: 'The orchestrator\'s document as it came: same Content-Type and bytes (JSON or XML).',
-  headers: RelayHeaders,
+  headers: { ...RelayHeaders, ...EmptyHeader },
   content: {
     '*/*': {
       schema: Type.Union([
@@ -164,6 +169,11 @@ export const RestQueryResponse = {
     }
   }
 }
+
+export const RestQueryEmptyResponse = Type.Null({
+  description: 'The orchestrator sent no body (NSO\'s 204 for an empty container) to a query for a type other than JSON.',
+  headers: { ...RelayHeaders, ...EmptyHeader }
+})
 
 // The one error shape, plus what the orchestrator answered when it did.
 export const UpstreamErrorResponse = Type.Composite([
@@ -184,3 +194,6 @@ export const UpstreamErrorResponse = Type.Composite([
     }))
   })
 ], { additionalProperties: true, description: 'Error; for an orchestrator error also its status and body.' })
+
+/** An orchestrator's error relayed (502) or its answer cut off (504): with the relay's headers when the orchestrator had answered. */
+export const RelayUpstreamErrorResponse = { ...UpstreamErrorResponse, headers: RelayHeaders }

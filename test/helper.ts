@@ -3,18 +3,21 @@ import type { Test } from 'tap'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import { execFile } from 'node:child_process'
+import diagnostics from 'node:diagnostics_channel'
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import type { FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
 import { buildApp } from '../app.js'
 import { basicAuthorization } from '../lib/auth/basic-auth-header.js'
 import { MIGRATIONS_DIR, migrate, openDatabase } from '../plugins/database/index.js'
 import { loadConfig, type Config } from '../plugins/core/config.js'
 import type { TracingOptions } from '../plugins/core/tracing.js'
+import { watchExchanges } from './helpers/openapi.js'
 
 const run = promisify(execFile)
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -205,6 +208,8 @@ export async function buildTestApp (t: Test, options: {
   logStream?: DestinationStream
   /** Where the spans go (an in-memory exporter's processor): traces on. */
   tracing?: TracingOptions
+  /** false: requests are not checked against the document (a test sending garbage on purpose); answers still are. */
+  checkRequests?: false
 } = {}): Promise<TestApp> {
   const database = typeof options.database === 'object'
     ? options.database
@@ -212,7 +217,17 @@ export async function buildTestApp (t: Test, options: {
   const env: Record<string, string | undefined> = { ...database.env, ...options.env }
   // A test that sets the key under its old name means that key, not the database's.
   if (options.env?.ORCHESTRATOR_SECRET_KEY !== undefined && options.env.SECRET_KEY === undefined) delete env.SECRET_KEY
-  const app = await buildApp(testConfig(env), { logStream: options.logStream, tracing: options.tracing })
+  // Every exchange with the service is checked against its OpenAPI document: a status, body or
+  // header the document lacks (or a request it accepted that the document does not describe)
+  // fails the test that made it. Fastify announces each instance as it is created, before any
+  // route is added; buildApp creates its instance before its first await.
+  const watch = ({ fastify }: { fastify: FastifyInstance }): void => {
+    watchExchanges(fastify, (problem) => { t.fail(`exchange off the OpenAPI document: ${problem}`) }, { requests: options.checkRequests })
+  }
+  diagnostics.subscribe('fastify.initialization', watch as (message: unknown) => void)
+  const building = buildApp(testConfig(env), { logStream: options.logStream, tracing: options.tracing })
+  diagnostics.unsubscribe('fastify.initialization', watch as (message: unknown) => void)
+  const app = await building
   t.teardown(async () => { await app.close() })
   await app.ready()
   return app

@@ -68,7 +68,8 @@ const badBody = fc.oneof(
 // the last one (the server when there is one: it starts faster).
 for (const database of testDatabases.slice(-1)) {
   t.test(`generated bad requests on ${database}`, async (t) => {
-    const app = await buildTestApp(t, { database })
+    // Garbage on purpose: the answers are checked against the OpenAPI document, not these requests.
+    const app = await buildTestApp(t, { database, checkRequests: false })
     const ops = operations(app)
     t.ok(ops.length >= 6, `found ${ops.length} operations in the OpenAPI document`)
     const before = await digest(app)

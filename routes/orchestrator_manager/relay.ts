@@ -10,7 +10,7 @@ import { actionBody } from '../../lib/orchestrator/action-body.js'
 import { pipeline } from 'node:stream'
 import { errorResponses } from '../../schemas/common.js'
 import {
-  RelayParams, RestActionBody, RestActionResponse, RestQueryBody, RestQueryResponse, UpstreamErrorResponse
+  RelayParams, RestActionBody, RestActionResponse, RestQueryBody, RelayUpstreamErrorResponse, RestQueryEmptyResponse, RestQueryResponse
 } from '../../schemas/orchestrator.js'
 
 // Nothing goes upstream unless the parameters pass lib/orchestrator/relay-request.ts.
@@ -19,7 +19,7 @@ function checked<T> (result: CheckResult<T>): T {
   return result.value
 }
 
-const upstreamErrors = { 502: UpstreamErrorResponse, 504: UpstreamErrorResponse }
+const upstreamErrors = { 502: RelayUpstreamErrorResponse, 504: RelayUpstreamErrorResponse }
 
 /**
  * What the orchestrator's answer says beyond its body, on the relay's reply: its status, its
@@ -91,7 +91,7 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
       tags,
       params: RelayParams,
       body: RestQueryBody,
-      response: { 200: RestQueryResponse, ...errorResponses(400, 404, 500, 503), ...upstreamErrors }
+      response: { 200: RestQueryResponse, 204: RestQueryEmptyResponse, ...errorResponses(400, 404, 500, 503), ...upstreamErrors }
     }
   }, async (request, reply) => {
     request.audit('orchestrator.restQuery', request.params.adapterId)
@@ -105,7 +105,7 @@ const relay: FastifyPluginAsyncTypebox = async (fastify) => {
       answer.body.resume()
       reply.header('x-orchestrator-empty', 'true')
       const type = emptyJsonType(params.accept, answer.contentType)
-      if (type === undefined) return await reply.code(204).send()
+      if (type === undefined) return await reply.code(204).send(null)
       return await reply.code(200).type(type).send(Buffer.from('{}'))
     }
     if (answer.contentType !== undefined) reply.header('content-type', answer.contentType)

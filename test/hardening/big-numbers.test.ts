@@ -27,7 +27,8 @@ function place (literal: string, path: Array<string | number>): string {
 
 for (const database of testDatabases) {
   t.test(`big numbers on ${database}`, async (t) => {
-    const app = await buildTestApp(t, { database })
+    // Garbage on purpose: the answers are checked against the OpenAPI document, not these requests.
+    const app = await buildTestApp(t, { database, checkRequests: false })
     const id = await createGroup(app)
     const before = await databaseDigest(app)
     await fc.assert(fc.asyncProperty(unsafe, key, fc.array(fc.oneof(key, fc.nat({ max: 3 })), { maxLength: 5 }), fc.boolean(),

@@ -13,7 +13,8 @@ const emptyBodies = ['', ' ', '\n', '\r\n\t ']
 // when there is one: it starts faster).
 for (const database of testDatabases.slice(-1)) {
   t.test(`bodyless calls on ${database}`, async (t) => {
-    const app = await buildTestApp(t, { database })
+    // Garbage on purpose: the answers are checked against the OpenAPI document, not these requests.
+    const app = await buildTestApp(t, { database, checkRequests: false })
     const created = await injectWithin(app, {
       method: 'POST',
       url: '/studio/component-groups',
@@ -54,7 +55,8 @@ for (const database of testDatabases.slice(-1)) {
 }
 
 t.test('every answer says nosniff', async (t) => {
-  const app = await buildTestApp(t, { database: 'any' })
+  // Garbage on purpose: the answers are checked against the OpenAPI document, not these requests.
+  const app = await buildTestApp(t, { database: 'any', checkRequests: false })
   const answers = await Promise.all([
     injectWithin(app, { url: '/health' }),
     injectWithin(app, { url: '/ready' }),

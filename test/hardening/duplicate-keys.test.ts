@@ -40,7 +40,8 @@ const objects = (v: unknown): number => Array.isArray(v)
 // the last one (the server when there is one: it starts faster).
 for (const database of testDatabases.slice(-1)) {
   t.test(`duplicate keys on ${database}`, async (t) => {
-    const app = await buildTestApp(t, { database })
+    // Garbage on purpose: the answers are checked against the OpenAPI document, not these requests.
+    const app = await buildTestApp(t, { database, checkRequests: false })
     const id = await createGroup(app)
     const before = await databaseDigest(app)
 

@@ -45,7 +45,8 @@ function probes (id: string, s: string): Probe[] {
 // the last one (the server when there is one: it starts faster).
 for (const database of testDatabases.slice(-1)) {
   t.test(`NUL characters on ${database}`, async (t) => {
-    const app = await buildTestApp(t, { database })
+    // Garbage on purpose: the answers are checked against the OpenAPI document, not these requests.
+    const app = await buildTestApp(t, { database, checkRequests: false })
     const id = await createGroup(app)
     const count = probes(id, '\u0000').length
     const before = await databaseDigest(app)
@@ -69,7 +70,8 @@ for (const database of testDatabases.slice(-1)) {
 // The body is searched for a NUL only when its text escapes one (\u0000): an escaped backslash
 // followed by "u0000" is six ordinary characters, and in any spelling of the escape the NUL is found.
 t.test('a NUL is found in the body however its text spells it, and only then', async (t) => {
-  const app = await buildTestApp(t, { database: testDatabases.at(-1) })
+  // Garbage on purpose: the answers are checked against the OpenAPI document, not these requests.
+  const app = await buildTestApp(t, { database: testDatabases.at(-1), checkRequests: false })
   const post = async (payload: string) => await app.inject({ method: 'POST', url: '/studio/component-groups', headers, payload })
   const lookalike = await post('{"componentGroup":{"name":"nul-lookalike","description":"a\\\\u0000b","members":[],"gbacRead":[]}}')
   t.equal(lookalike.statusCode, 200, lookalike.body)

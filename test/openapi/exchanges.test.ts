@@ -6,7 +6,8 @@ import { createAdapter, nsoAdapter, startNso } from '../helpers/nso.js'
 import { documentOf, exchangeChecker } from '../helpers/openapi.js'
 
 t.test('representative requests of every area answer as the document says', async (t) => {
-  const app = await buildTestApp(t, { database: 'any', env: { BODY_LIMIT: '4096' } })
+  // Some requests here are garbage on purpose (`?%zz`, a text body): their answers are checked, not them.
+  const app = await buildTestApp(t, { database: 'any', env: { BODY_LIMIT: '4096' }, checkRequests: false })
   const check = exchangeChecker(await documentOf(app))
   const nso = await startNso(t)
   const reader = await createUser(app, { username: 'reader' })

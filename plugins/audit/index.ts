@@ -18,8 +18,6 @@ import { withDetails } from '../../lib/http/errors.js'
 import {
   isDenied, outcomeOf, storableDetails, storableText, type AuditActor, type AuditDetails, type AuditEvent
 } from '../../lib/audit/events.js'
-import { parseBasicAuthorization } from '../../lib/auth/basic-auth-header.js'
-import type { AuthUser, RequestAuth } from '../../lib/auth/roles.js'
 import { auditEventsRepository, type AuditEventsRepository } from './events-repository.js'
 import { hookList } from '../../lib/http/hook-list.js'
 import { ErrorResponse } from '../../schemas/common.js'
@@ -135,8 +133,7 @@ export default fp(async (fastify) => {
     // Once per request, whichever hook comes first.
     request.auditPending = RECORDED
     // Set by the auth plugin on authenticated routes only; null elsewhere.
-    const user = request.user as AuthUser | null
-    const auth = request.auth as RequestAuth | null
+    const { user, auth } = request
     let event: AuditEvent
     if (pending === null) {
       // A denied request: what its caller sent is kept short (lib/audit/denied.ts).
@@ -149,7 +146,7 @@ export default fp(async (fastify) => {
         ...base(request.id, address, status, reply.elapsedTime),
         // The signed-in user of a 403; for a 401 the username of rejected Basic credentials, when
         // some user could have it. A token names none.
-        actor: user?.username ?? possibleUsername(parseBasicAuthorization(request.headers.authorization)?.username),
+        actor: user?.username ?? possibleUsername(fastify.readBasicCredentials(request, reply)?.username),
         serviceAccount: nullable(auth?.clientId),
         action: 'request.denied',
         target: storableText(deniedTarget(request.method, request.url)),

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { ADMINS, WRITERS } from '../../lib/auth/roles.js'
+import { ADMINS, WRITERS, callerOf } from '../../lib/auth/roles.js'
 import { InvalidListParameter } from '../../lib/lists/errors.js'
 import { pageEnvelope, parseListQuery, parseProjection, project, type ListRequest } from '../../lib/lists/list-query.js'
 import {
@@ -34,8 +34,9 @@ export interface ComponentGroupRoutesOptions {
 
 /** Who makes a change: the caller as it authenticated. */
 function actorOf (request: FastifyRequest): Actor {
-  const { clientId } = request.auth
-  return { username: request.user.username, method: request.auth.method, ...(clientId === undefined ? {} : { clientId }) }
+  const { user, auth } = callerOf(request)
+  const { clientId } = auth
+  return { username: user.username, method: auth.method, ...(clientId === undefined ? {} : { clientId }) }
 }
 
 /** A page of a history list (always in its own order) from limit, skip, include and exclude. */
@@ -73,7 +74,7 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
   }, async (request) => {
     const list = parseListQuery(COMPONENT_GROUP_LIST, request.query, fastify.config)
     if (!list.ok) throw new InvalidListParameter(list.reason)
-    const { items, total } = await repo.list(request.user, list.value)
+    const { items, total } = await repo.list(callerOf(request).user, list.value)
     return pageEnvelope(items.map((doc) => project(doc, list.value.projection)), list.value, total)
   })
 
@@ -137,7 +138,7 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
   }, async (request, reply) => {
     const projection = parseProjection(COMPONENT_GROUP_LIST, request.query)
     if (!projection.ok) throw new InvalidListParameter(projection.reason)
-    const doc = await repo.get(request.user, request.params.id)
+    const doc = await repo.get(callerOf(request).user, request.params.id)
     if (doc === undefined) throw new ComponentGroupNotFound(request.params.id)
     void reply.header('etag', versionEtag(doc.version))
     return project(doc, projection.value)
@@ -162,8 +163,8 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
     request.audit(update === undefined ? 'studio.check' : 'studio.replace', id)
     const expected = writeCondition(request.headers['if-match'], update?.version)
     const outcome = update === undefined
-      ? await repo.checkWritable(request.user, id, expected)
-      : await repo.replace(request.user, id, update, expected, actorOf(request))
+      ? await repo.checkWritable(callerOf(request).user, id, expected)
+      : await repo.replace(callerOf(request).user, id, update, expected, actorOf(request))
     if ('refusal' in outcome) throw refusalError(outcome.refusal, id, update?.name)
     void reply.header('etag', versionEtag(outcome.doc.version))
     request.audit(update === undefined ? 'studio.check' : 'studio.replace', id, { name: outcome.doc.name, version: outcome.doc.version })
@@ -184,7 +185,7 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
   }, async (request) => {
     const { id } = request.params
     request.audit('studio.delete', id)
-    const outcome = await repo.remove(request.user, id, writeCondition(request.headers['if-match']), actorOf(request))
+    const outcome = await repo.remove(callerOf(request).user, id, writeCondition(request.headers['if-match']), actorOf(request))
     if ('refusal' in outcome) throw refusalError(outcome.refusal, id)
     return { message: `Component group "${id}" deleted`, deleted: outcome.doc }
   })
@@ -219,9 +220,9 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
   }, async (request) => {
     const { id } = request.params
     const list = historyPage(VERSION_LIST, request.query, fastify.config)
-    const { items, total } = await repo.versions.page(request.user, id, list, wantsDocument(list.projection))
+    const { items, total } = await repo.versions.page(callerOf(request).user, id, list, wantsDocument(list.projection))
     // Nothing listed: the group may be one the caller may not read, or not be at all.
-    if (total === 0 && await repo.get(request.user, id) === undefined) throw new ComponentGroupNotFound(id)
+    if (total === 0 && await repo.get(callerOf(request).user, id) === undefined) throw new ComponentGroupNotFound(id)
     return pageEnvelope(items.map((entry) => project(entry, list.projection)), list, total)
   })
 
@@ -235,8 +236,8 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
   }, async (request) => {
     const { id, version } = request.params
     // Readable now, or (admins) deleted with its history kept.
-    const group = await repo.get(request.user, id)
-    if (group === undefined && !bypassesGbac(request.user)) throw new ComponentGroupNotFound(id)
+    const group = await repo.get(callerOf(request).user, id)
+    if (group === undefined && !bypassesGbac(callerOf(request).user)) throw new ComponentGroupNotFound(id)
     const entry = await repo.versions.version(id, version)
     if (entry !== undefined) return entry
     if (group === undefined && await repo.versions.latest(id) === undefined) throw new ComponentGroupNotFound(id)
@@ -257,7 +258,7 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
   }, async (request, reply) => {
     const { id, version } = request.params
     request.audit('studio.restore', id, { version })
-    const outcome = await repo.restore(request.user, id, version, writeCondition(request.headers['if-match']), actorOf(request))
+    const outcome = await repo.restore(callerOf(request).user, id, version, writeCondition(request.headers['if-match']), actorOf(request))
     if ('refusal' in outcome) {
       if (outcome.refusal === 'version-not-found') throw new ComponentGroupVersionNotFound(id, version)
       throw refusalError(outcome.refusal, id)

@@ -61,18 +61,21 @@ declare module 'fastify' {
     auditAnswered: boolean
   }
   interface FastifyInstance {
-    audit: {
-      readonly enabled: boolean
-      repository: AuditEventsRepository
-      /** Writes what is queued now. */
-      flush: () => Promise<void>
-      /** Deletes events past AUDIT_RETENTION_DAYS, a batch at a time; how many. */
-      prune: () => Promise<{ deleted: number, batches: number }>
-      state: () => { queued: number, reserved: number, written: number, dropped: number, writeFailures: number, suppressed: number }
-      /** Ends the window of denied requests now: their counts are queued as events. */
-      endDeniedWindow: () => void
-    }
+    audit: AuditService
   }
+}
+
+/** `fastify.audit`: the trail's repository, and its queue and retention for operators and tests. */
+export interface AuditService {
+  readonly enabled: boolean
+  repository: AuditEventsRepository
+  /** Writes what is queued now. */
+  flush: () => Promise<void>
+  /** Deletes events past AUDIT_RETENTION_DAYS, a batch at a time; how many. */
+  prune: () => Promise<{ deleted: number, batches: number }>
+  state: () => { queued: number, reserved: number, written: number, dropped: number, writeFailures: number, suppressed: number }
+  /** Ends the window of denied requests now: their counts are queued as events. */
+  endDeniedWindow: () => void
 }
 
 // What a request's pending event becomes once it is recorded.
@@ -287,14 +290,15 @@ export default fp(async (fastify) => {
     }, AUDIT_PRUNE_INTERVAL_MS).unref()
     : undefined
 
-  fastify.decorate('audit', {
+  const service: AuditService = {
     enabled,
     repository,
     flush: async () => { await queue.flush() },
     prune,
     state: () => ({ ...queue.state(), suppressed }),
     endDeniedWindow
-  })
+  }
+  fastify.decorate('audit', service)
 
   fastify.addHook('onClose', async () => {
     closing = true

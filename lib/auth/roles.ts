@@ -26,6 +26,20 @@ export function toAuthUser (user: User): AuthUser {
   return { username, roles, groups, email }
 }
 
+/** What the auth plugin sets on a request: its caller and how it authenticated, null on open routes. */
+export interface RequestCaller { user: AuthUser | null, auth: RequestAuth | null }
+
+/**
+ * The caller of a request to a route of an authenticated scope (`requireAuthentication`), whose
+ * hook set it before the handler runs. Throws when there is none: a handler of an open route
+ * that asks for its caller is a mistake of this service, not of the request.
+ */
+export function callerOf (request: RequestCaller): { user: AuthUser, auth: RequestAuth } {
+  const { user, auth } = request
+  if (user === null || auth === null) throw new Error('a handler asked for the caller of a route that requires no authentication')
+  return { user, auth }
+}
+
 /** True when `user` holds one of `allowed` (admin always does); any user when `allowed` is absent. */
 export function mayAct (user: AuthUser, allowed: readonly Role[] | undefined): boolean {
   return allowed === undefined || user.roles.some((r) => r === 'admin' || allowed.includes(r))

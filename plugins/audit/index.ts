@@ -18,8 +18,6 @@ import { withDetails } from '../../lib/http/errors.js'
 import {
   isDenied, outcomeOf, storableDetails, storableText, type AuditActor, type AuditDetails, type AuditEvent
 } from '../../lib/audit/events.js'
-import { parseBasicAuthorization } from '../../lib/auth/basic-auth-header.js'
-import type { AuthUser, RequestAuth } from '../../lib/auth/roles.js'
 import { auditEventsRepository, type AuditEventsRepository } from './events-repository.js'
 import { hookList } from '../../lib/http/hook-list.js'
 import { ErrorResponse } from '../../schemas/common.js'
@@ -63,18 +61,21 @@ declare module 'fastify' {
     auditAnswered: boolean
   }
   interface FastifyInstance {
-    audit: {
-      readonly enabled: boolean
-      repository: AuditEventsRepository
-      /** Writes what is queued now. */
-      flush: () => Promise<void>
-      /** Deletes events past AUDIT_RETENTION_DAYS, a batch at a time; how many. */
-      prune: () => Promise<{ deleted: number, batches: number }>
-      state: () => { queued: number, reserved: number, written: number, dropped: number, writeFailures: number, suppressed: number }
-      /** Ends the window of denied requests now: their counts are queued as events. */
-      endDeniedWindow: () => void
-    }
+    audit: AuditService
   }
+}
+
+/** `fastify.audit`: the trail's repository, and its queue and retention for operators and tests. */
+export interface AuditService {
+  readonly enabled: boolean
+  repository: AuditEventsRepository
+  /** Writes what is queued now. */
+  flush: () => Promise<void>
+  /** Deletes events past AUDIT_RETENTION_DAYS, a batch at a time; how many. */
+  prune: () => Promise<{ deleted: number, batches: number }>
+  state: () => { queued: number, reserved: number, written: number, dropped: number, writeFailures: number, suppressed: number }
+  /** Ends the window of denied requests now: their counts are queued as events. */
+  endDeniedWindow: () => void
 }
 
 // What a request's pending event becomes once it is recorded.
@@ -135,8 +136,7 @@ export default fp(async (fastify) => {
     // Once per request, whichever hook comes first.
     request.auditPending = RECORDED
     // Set by the auth plugin on authenticated routes only; null elsewhere.
-    const user = request.user as AuthUser | null
-    const auth = request.auth as RequestAuth | null
+    const { user, auth } = request
     let event: AuditEvent
     if (pending === null) {
       // A denied request: what its caller sent is kept short (lib/audit/denied.ts).
@@ -149,7 +149,7 @@ export default fp(async (fastify) => {
         ...base(request.id, address, status, reply.elapsedTime),
         // The signed-in user of a 403; for a 401 the username of rejected Basic credentials, when
         // some user could have it. A token names none.
-        actor: user?.username ?? possibleUsername(parseBasicAuthorization(request.headers.authorization)?.username),
+        actor: user?.username ?? possibleUsername(fastify.readBasicCredentials(request, reply)?.username),
         serviceAccount: nullable(auth?.clientId),
         action: 'request.denied',
         target: storableText(deniedTarget(request.method, request.url)),
@@ -290,14 +290,15 @@ export default fp(async (fastify) => {
     }, AUDIT_PRUNE_INTERVAL_MS).unref()
     : undefined
 
-  fastify.decorate('audit', {
+  const service: AuditService = {
     enabled,
     repository,
     flush: async () => { await queue.flush() },
     prune,
     state: () => ({ ...queue.state(), suppressed }),
     endDeniedWindow
-  })
+  }
+  fastify.decorate('audit', service)
 
   fastify.addHook('onClose', async () => {
     closing = true

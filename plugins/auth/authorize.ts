@@ -3,7 +3,7 @@ import type { FastifyInstance, onRequestHookHandler, RouteOptions } from 'fastif
 import { hookList } from '../../lib/http/hook-list.js'
 import { mayAct, type AuthUser, type Role } from '../../lib/auth/roles.js'
 import { SECURITY } from '../../lib/auth/schemes.js'
-import { RoleRequired } from '../../lib/auth/errors.js'
+import { InvalidCredentials, RoleRequired } from '../../lib/auth/errors.js'
 import { ErrorResponse } from '../../schemas/common.js'
 import type { Credentials } from './credentials.js'
 
@@ -14,9 +14,9 @@ export function authorizer (credentials: Credentials): (allowed?: readonly Role[
     const roleList = allowed?.join(', ') ?? ''
     const verdict = (user: AuthUser): Error | undefined => mayAct(user, allowed) ? undefined : new RoleRequired(roleList)
     return function authorize (request, reply, done) {
-      const user = credentials.identify(request, reply)
-      if (user instanceof Promise) user.then((caller) => { done(verdict(caller)) }, done)
-      else done(verdict(user))
+      credentials.identify(request, reply, (err, user) => {
+        done(err ?? (user === undefined ? new InvalidCredentials() : verdict(user)))
+      })
     }
   }
 }

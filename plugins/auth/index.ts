@@ -9,16 +9,20 @@ import type { SharedFailureCounts } from '../../lib/auth/shared-failure-counts.j
 import { usersRepository, type UsersRepository } from './users-repository.js'
 import { sessionsRepository, type SessionsRepository } from './sessions-repository.js'
 import { loginThrottle } from './login-throttle.js'
-import { credentials } from './credentials.js'
+import { credentials, type BasicCredentials } from './credentials.js'
+import { rememberedCredentials } from './remembered-credentials.js'
 import { authorizer, requireAuthentication } from './authorize.js'
 import { bootstrapAdmin } from './bootstrap-admin.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The authenticated caller; set on every route of an authenticated scope. */
-    user: AuthUser
-    /** How it authenticated; set with `user`. */
-    auth: RequestAuth
+    /**
+     * The authenticated caller: set on every route of an authenticated scope (see
+     * `requireAuthentication`; `callerOf` reads it there), null elsewhere.
+     */
+    user: AuthUser | null
+    /** How it authenticated; set with `user`, null elsewhere. */
+    auth: RequestAuth | null
   }
   interface FastifyContextConfig {
     /** Roles allowed on this route (any one suffices; admin always may). Absent: any user. */
@@ -42,6 +46,12 @@ declare module 'fastify' {
      */
     forgetCredentials: (username: string) => void
     /**
+     * The HTTP Basic credentials of a request's Authorization header, read as its authentication
+     * reads them (by @fastify/basic-auth), nothing verified: for the places that read the header
+     * outside a request's authentication. Undefined when the header holds no Basic credentials.
+     */
+    readBasicCredentials: (request: FastifyRequest, reply: FastifyReply) => BasicCredentials | undefined
+    /**
      * Checks a username and password as every login does (throttled, through the bounded line of
      * password checks): the user when they hold, undefined when not; throws a 429 or 503 HttpError.
      */
@@ -64,7 +74,8 @@ declare module 'fastify' {
 
 /**
  * Users, sessions and who sends each request: the repositories, the login throttle
- * (login-throttle.ts), the verification of credentials (credentials.ts), the role check
+ * (login-throttle.ts), what is remembered of verified credentials (remembered-credentials.ts),
+ * the identification of the caller (credentials.ts), the role check
  * (authorize.ts) and, on the first start, the bootstrap admin.
  */
 export default fp(async (fastify) => {
@@ -88,12 +99,21 @@ export default fp(async (fastify) => {
   })
 
   await fastify.register(cookie, { hook: false })
-  fastify.decorateRequest('user', null as unknown as AuthUser)
-  fastify.decorateRequest('auth', null as unknown as RequestAuth)
-  const verifier = await credentials(fastify, users, sessions, throttle)
-  forget = verifier.forget
-  fastify.decorate('forgetCredentials', verifier.forget)
-  fastify.decorate('authorize', authorizer(verifier))
+  fastify.decorateRequest('user', null)
+  fastify.decorateRequest('auth', null)
+  const memory = rememberedCredentials({
+    ttlMs: fastify.config.AUTH_CACHE_TTL_MS,
+    tokenTtlMs: fastify.config.TOKEN_CACHE_TTL_MS,
+    users,
+    sessions,
+    recheckPassword: throttle.recheckPassword,
+    log: fastify.log
+  })
+  forget = memory.forget
+  fastify.decorate('forgetCredentials', memory.forget)
+  const identification = await credentials(fastify, sessions, throttle, memory)
+  fastify.decorate('readBasicCredentials', identification.readBasic)
+  fastify.decorate('authorize', authorizer(identification))
   fastify.decorate('requireAuthentication', requireAuthentication)
   fastify.decorate('guardedRoutes', [] as GuardedRoute[])
 

@@ -62,12 +62,41 @@ export const SERVICE_ACCOUNT_SOURCE = {
   arms: [[]]
 } satisfies ListSource
 
+/** Sessions, access tokens and service accounts. */
+export interface SessionsRepository {
+  /**
+   * Makes a token valid for `ttlS` seconds (fixed: using it does not extend it): a login session of
+   * `username`, or (username null) an access token of the service account `clientId`.
+   */
+  create: (username: string | null, ttlS: number, clientId?: string | null) => Promise<{ token: string, expiresAt: number }>
+  /**
+   * The session of a token digest, with its user or service account as it is now, recording its
+   * use; undefined when it is unknown, expired, or its user is disabled.
+   */
+  find: (digest: string) => Promise<SessionRecord | undefined>
+  /** Ends one session; true when it existed. */
+  end: (digest: string) => Promise<boolean>
+  /** Makes a service account; its secret is in the answer only. */
+  createServiceAccount: (account: { name: string, description: string, roles: string[], groups: string[] }, createdBy: string) => Promise<{ account: ServiceAccount, secret: string }>
+  getServiceAccount: (clientId: string) => Promise<ServiceAccount | undefined>
+  /** Changes what `updates` names; the account as it is now, or undefined when there is none. */
+  updateServiceAccount: (clientId: string, updates: ServiceAccountUpdate, updatedBy: string) => Promise<ServiceAccount | undefined>
+  /** A new secret for a service account, whose access tokens end with the old secret; undefined when there is no such account. */
+  regenerateSecret: (clientId: string, updatedBy: string) => Promise<string | undefined>
+  /** A page of service accounts, and how many match (see LIST_COUNT_LOOKAHEAD). */
+  listServiceAccounts: (request: ListRequest) => Promise<{ items: ServiceAccount[], total: number }>
+  /** A service account's secret digest, for a token request. */
+  findClient: (clientId: string) => Promise<{ secretDigest: string } | undefined>
+  /** Deletes a service account and its access tokens; false when there was none. */
+  deleteServiceAccount: (clientId: string) => Promise<boolean>
+}
+
 /**
  * Sessions (login and OAuth access tokens) and OAuth clients; tokens and secrets are kept as
  * digests only. `changed` is called with the principal (a username, or a service account's
  * principal) whose session ended or whose account changed, once it is stored.
  */
-export function sessionsRepository (db: Db, changed: (principal: string) => void = () => {}) {
+export function sessionsRepository (db: Db, changed: (principal: string) => void = () => {}): SessionsRepository {
   return {
     /**
      * Makes a token valid for `ttlS` seconds (fixed: using it does not extend it): a login session of
@@ -211,5 +240,3 @@ export function sessionsRepository (db: Db, changed: (principal: string) => void
     }
   }
 }
-
-export type SessionsRepository = ReturnType<typeof sessionsRepository>

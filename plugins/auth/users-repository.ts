@@ -44,11 +44,27 @@ function toUser (row: UserRow): User {
   }
 }
 
+/** The users table: every password goes in hashed and never comes out. */
+export interface UsersRepository {
+  /** The user with its password hash, for a login. */
+  findForLogin: (username: string) => Promise<LoginRecord | undefined>
+  /** A page of users, and how many match (see LIST_COUNT_LOOKAHEAD). */
+  list: (request: ListRequest) => Promise<{ items: User[], total: number }>
+  get: (username: string) => Promise<User | undefined>
+  count: () => Promise<number>
+  /** Creates a user; undefined when the username is taken, or (`ifNoUsers`) when any user exists. */
+  create: (input: UserCreate, options?: { ifNoUsers?: boolean }) => Promise<User | undefined>
+  /** Changes what `change` names; the user as it is now, or undefined when there is none. */
+  update: (username: string, change: UserUpdate) => Promise<User | undefined>
+  /** Deletes a user (and its sessions); false when there was none. */
+  remove: (username: string) => Promise<boolean>
+}
+
 /**
  * Users table access; every password goes in hashed and never comes out. `changed` is called with
  * the username after each write to a user, once it is stored: what is remembered of it is stale.
  */
-export function usersRepository (db: Queryable & { transaction: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T> }, changed: (username: string) => void = () => {}) {
+export function usersRepository (db: Queryable & { transaction: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T> }, changed: (username: string) => void = () => {}): UsersRepository {
   // Locks the enabled admins' rows so two concurrent changes cannot both remove "the other" admin.
   async function assertAnotherAdmin (tx: Queryable, username: string): Promise<void> {
     const { rows } = await tx.query<{ username: string }>(
@@ -136,5 +152,3 @@ export function usersRepository (db: Queryable & { transaction: <T>(fn: (tx: Que
     }
   }
 }
-
-export type UsersRepository = ReturnType<typeof usersRepository>

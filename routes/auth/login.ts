@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Static } from '@sinclair/typebox'
 import formbody from '@fastify/formbody'
-import { parseBasicAuthorization } from '../../lib/auth/basic-auth-header.js'
 import { CLIENT_ID_PATTERN, sameDigest, tokenDigest } from '../../lib/auth/tokens.js'
 import { BASIC_CHALLENGE, TOKEN_COOKIE } from '../../lib/auth/schemes.js'
 import { retryAfterOf } from '../../lib/http/errors.js'
@@ -91,9 +90,9 @@ const login: FastifyPluginAsyncTypebox = async (fastify) => {
         body: TokenRequest,
         response: { 200: TokenResponse, 400: OAuthError, 401: OAuthError, 429: OAuthError, 503: OAuthError }
       }
-    }, async (request) => {
+    }, async (request, reply) => {
       const header = request.headers.authorization
-      const basic = header === undefined ? undefined : parseBasicAuthorization(header)
+      const basic = header === undefined ? undefined : fastify.readBasicCredentials(request, reply)
       if (header !== undefined && basic === undefined) throw new OAuthClientAuthNotBasic()
       const form: Static<typeof TokenRequest> = request.body ?? {}
       if (form.grant_type === undefined) throw new OAuthGrantTypeMissing()

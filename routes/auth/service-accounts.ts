@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { ADMINS } from '../../lib/auth/roles.js'
+import { ADMINS, callerOf } from '../../lib/auth/roles.js'
 import { ServiceAccountNotFound } from '../../lib/auth/errors.js'
 import { listPage } from '../../lib/lists/page.js'
 import { errorResponses } from '../../schemas/common.js'
@@ -29,7 +29,7 @@ const serviceAccounts: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const { name, description = '', roles = [], groups = [] } = request.body.accountData
     request.audit('serviceAccount.create', name, { name, roles: roles.join(','), groups: groups.join(',') })
-    const { account, secret } = await repo.createServiceAccount({ name, description, roles, groups }, request.user.username)
+    const { account, secret } = await repo.createServiceAccount({ name, description, roles, groups }, callerOf(request).user.username)
     request.audit('serviceAccount.create', account.client_id)
     return { client_id: account.client_id, client_secret: secret }
   })
@@ -63,7 +63,7 @@ const serviceAccounts: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const clientId = request.params.client_id
     request.audit('serviceAccount.update', clientId, { fields: Object.keys(request.body.updates).join(',') })
-    const account = await repo.updateServiceAccount(clientId, request.body.updates, request.user.username)
+    const account = await repo.updateServiceAccount(clientId, request.body.updates, callerOf(request).user.username)
     if (account === undefined) throw new ServiceAccountNotFound(clientId)
     return { status: 'OK' as const, message: `Service account "${clientId}" updated`, data: account }
   })
@@ -79,7 +79,7 @@ const serviceAccounts: FastifyPluginAsyncTypebox = async (fastify) => {
   }, async (request) => {
     const clientId = request.params.client_id
     request.audit('serviceAccount.regenerateSecret', clientId)
-    const secret = await repo.regenerateSecret(clientId, request.user.username)
+    const secret = await repo.regenerateSecret(clientId, callerOf(request).user.username)
     if (secret === undefined) throw new ServiceAccountNotFound(clientId)
     return { client_id: clientId, client_secret: secret }
   })

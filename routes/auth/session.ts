@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { TOKEN_COOKIE } from '../../lib/auth/schemes.js'
 import { callable } from '../../lib/auth/platform-methods.js'
 import { LogoutResult, WhoAmI, WhoAmIQuery } from '../../schemas/auth.js'
+import { callerOf } from '../../lib/auth/roles.js'
 
 /** The caller's own session: who it is, and logging out. Any authenticated user. */
 const session: FastifyPluginAsyncTypebox = async (fastify) => {
@@ -18,8 +19,9 @@ const session: FastifyPluginAsyncTypebox = async (fastify) => {
       response: { 200: WhoAmI }
     }
   }, async (request) => {
-    const { username, roles, groups, email } = request.user
-    const { method, clientId } = request.auth
+    const { user, auth } = callerOf(request)
+    const { username, roles, groups, email } = user
+    const { method, clientId } = auth
     const account = clientId === undefined ? undefined : await fastify.sessionsRepository.getServiceAccount(clientId)
     const provenance = clientId === undefined ? 'local' : 'oauth'
     return {
@@ -29,7 +31,7 @@ const session: FastifyPluginAsyncTypebox = async (fastify) => {
       firstname: account?.name ?? username,
       groups: groups.map((name) => ({ id: name, name, provenance })),
       roles,
-      ...callable(request.user, fastify.guardedRoutes),
+      ...callable(user, fastify.guardedRoutes),
       email,
       authenticatedBy: method,
       ...(clientId === undefined ? {} : { clientId })
@@ -45,13 +47,14 @@ const session: FastifyPluginAsyncTypebox = async (fastify) => {
     }
   }
   const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<{ loggedOut: boolean }> => {
-    const digest = request.auth.tokenDigest
+    const { user, auth } = callerOf(request)
+    const digest = auth.tokenDigest
     reply.clearCookie(TOKEN_COOKIE, { path: '/' })
     if (digest === undefined) return { loggedOut: false }
     // Ending a session is a write: the trail says whose token stopped working, and when.
-    request.audit('logout', request.user.username)
+    request.audit('logout', user.username)
     const ended = await fastify.sessionsRepository.end(digest)
-    request.audit('logout', request.user.username, { ended })
+    request.audit('logout', user.username, { ended })
     return { loggedOut: ended }
   }
   // Ending a session is a write: with the cookie, a GET from another origin (an image, a link) is

@@ -6,6 +6,7 @@ import type { GitProvider } from '../../lib/git/providers.js'
 import { Deleted, errorResponses } from '../../schemas/common.js'
 import { GitCredentialsBody, GitCredentialsParams, GitCredentialsStored } from '../../schemas/git.js'
 import { gitParams } from './params.js'
+import { callerOf } from '../../lib/auth/roles.js'
 
 /**
  * Each user's own Git token per provider, as users of the platform keep their GitHub or GitLab
@@ -16,7 +17,7 @@ const gitCredentialsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
 
   /** The provider, once the caller may manage `username`'s credentials and that user exists. */
   async function checked (request: FastifyRequest, { username, gitType }: { username: string, gitType: string }): Promise<GitProvider> {
-    const caller = request.user
+    const caller = callerOf(request).user
     if (caller.username !== username && !caller.roles.includes('admin')) throw new CredentialsForbidden()
     const provider = params.provider(gitType)
     if (await fastify.usersRepository.get(username) === undefined) throw new UserNotFound(username)

@@ -8,6 +8,7 @@ import type { GitProvider } from '../../lib/git/providers.js'
 import type { CatalogErrorConstructor } from '../../lib/http/errors.js'
 import type { CheckResult } from '../../lib/http/check-result.js'
 import type { GitProjectParams } from '../../schemas/git.js'
+import { callerOf } from '../../lib/auth/roles.js'
 
 /** The value a check accepted; its refusal thrown as `Refused`. */
 export function checked<T> (result: CheckResult<T>, Refused: CatalogErrorConstructor<[reason: string]>): T {
@@ -32,7 +33,7 @@ export function gitParams (fastify: FastifyInstance) {
     return {
       provider: provider(params.gitType),
       repoPath: checked(validateRepoPath(params.repoPath), InvalidRepoPath),
-      caller: request.user.username,
+      caller: callerOf(request).user.username,
       log: request.log
     }
   }

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { WRITERS } from '../../lib/auth/roles.js'
+import { WRITERS, callerOf } from '../../lib/auth/roles.js'
 import { canonicalJson, commitAuthor, commitMessage } from '../../lib/git/commit.js'
 import { InvalidCommitMessage, InvalidIfMatch, InvalidProjectPath } from '../../lib/git/errors.js'
 import { blobEtag, parseBlobIfMatch } from '../../lib/git/etag.js'
@@ -53,7 +53,7 @@ const gitProjectsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     const message = checked(commitMessage(request.body.commitMessage, file.projectPath), InvalidCommitMessage)
     const project = request.body.project ?? {}
     const result = await fastify.git.initializeProject({
-      ...file, content: canonicalJson(project), message, author: commitAuthor(request.user, new Date())
+      ...file, content: canonicalJson(project), message, author: commitAuthor(callerOf(request).user, new Date())
     })
     request.log.info({ provider: file.provider.name, repository: file.repoPath, branch: file.branch, projectPath: file.projectPath, ...result },
       'project initialized in Git')
@@ -104,7 +104,7 @@ const gitProjectsRoutes: FastifyPluginAsyncTypebox = async (fastify) => {
     const ifMatch = checked(parseBlobIfMatch(request.headers['if-match']), InvalidIfMatch)
     const { project } = request.body
     const result = await fastify.git.updateProject({
-      ...file, content: canonicalJson(project), message, author: commitAuthor(request.user, new Date()), ifMatch
+      ...file, content: canonicalJson(project), message, author: commitAuthor(callerOf(request).user, new Date()), ifMatch
     })
     request.log.info({ provider: file.provider.name, repository: file.repoPath, branch: file.branch, projectPath: file.projectPath, ...result },
       'project updated in Git')

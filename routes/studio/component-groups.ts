@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { ADMINS, WRITERS } from '../../lib/auth/roles.js'
+import { ADMINS, WRITERS, callerOf } from '../../lib/auth/roles.js'
 import { InvalidListParameter } from '../../lib/lists/errors.js'
 import { listPage } from '../../lib/lists/page.js'
 import { parseProjection, project } from '../../lib/lists/projection.js'
@@ -35,8 +35,9 @@ export interface ComponentGroupRoutesOptions {
 
 /** Who makes a change: the caller as it authenticated. */
 function actorOf (request: FastifyRequest): Actor {
-  const { clientId } = request.auth
-  return { username: request.user.username, method: request.auth.method, ...(clientId === undefined ? {} : { clientId }) }
+  const { user, auth } = callerOf(request)
+  const { clientId } = auth
+  return { username: user.username, method: auth.method, ...(clientId === undefined ? {} : { clientId }) }
 }
 
 /**
@@ -63,7 +64,7 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
       response: { 200: Page, ...errorResponses(400) }
     }
   }, async (request) => {
-    return await listPage(COMPONENT_GROUP_LIST, request.query, fastify.config, async (list) => await repo.list(request.user, list))
+    return await listPage(COMPONENT_GROUP_LIST, request.query, fastify.config, async (list) => await repo.list(callerOf(request).user, list))
   })
 
   fastify.post('/', {
@@ -126,7 +127,7 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
   }, async (request, reply) => {
     const projection = parseProjection(COMPONENT_GROUP_LIST, request.query)
     if (!projection.ok) throw new InvalidListParameter(projection.reason)
-    const doc = await repo.get(request.user, request.params.id)
+    const doc = await repo.get(callerOf(request).user, request.params.id)
     if (doc === undefined) throw new ComponentGroupNotFound(request.params.id)
     void reply.header('etag', versionEtag(doc.version))
     return project(doc, projection.value)
@@ -151,8 +152,8 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
     request.audit(update === undefined ? 'studio.check' : 'studio.replace', id)
     const expected = writeCondition(request.headers['if-match'], update?.version)
     const outcome = update === undefined
-      ? await repo.checkWritable(request.user, id, expected)
-      : await repo.replace(request.user, id, update, expected, actorOf(request))
+      ? await repo.checkWritable(callerOf(request).user, id, expected)
+      : await repo.replace(callerOf(request).user, id, update, expected, actorOf(request))
     if ('refusal' in outcome) throw refusalError(outcome.refusal, id, update?.name)
     void reply.header('etag', versionEtag(outcome.doc.version))
     request.audit(update === undefined ? 'studio.check' : 'studio.replace', id, { name: outcome.doc.name, version: outcome.doc.version })
@@ -173,7 +174,7 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
   }, async (request) => {
     const { id } = request.params
     request.audit('studio.delete', id)
-    const outcome = await repo.remove(request.user, id, writeCondition(request.headers['if-match']), actorOf(request))
+    const outcome = await repo.remove(callerOf(request).user, id, writeCondition(request.headers['if-match']), actorOf(request))
     if ('refusal' in outcome) throw refusalError(outcome.refusal, id)
     return { message: `Component group "${id}" deleted`, deleted: outcome.doc }
   })
@@ -206,9 +207,9 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
   }, async (request) => {
     const { id } = request.params
     return await listPage(VERSION_LIST, request.query, fastify.config, async (list) => {
-      const page = await repo.versions.page(request.user, id, list, wantsDocument(list.projection))
+      const page = await repo.versions.page(callerOf(request).user, id, list, wantsDocument(list.projection))
       // Nothing listed: the group may be one the caller may not read, or not be at all.
-      if (page.total === 0 && await repo.get(request.user, id) === undefined) throw new ComponentGroupNotFound(id)
+      if (page.total === 0 && await repo.get(callerOf(request).user, id) === undefined) throw new ComponentGroupNotFound(id)
       return page
     })
   })
@@ -223,8 +224,8 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
   }, async (request) => {
     const { id, version } = request.params
     // Readable now, or (admins) deleted with its history kept.
-    const group = await repo.get(request.user, id)
-    if (group === undefined && !bypassesGbac(request.user)) throw new ComponentGroupNotFound(id)
+    const group = await repo.get(callerOf(request).user, id)
+    if (group === undefined && !bypassesGbac(callerOf(request).user)) throw new ComponentGroupNotFound(id)
     const entry = await repo.versions.version(id, version)
     if (entry !== undefined) return entry
     if (group === undefined && await repo.versions.latest(id) === undefined) throw new ComponentGroupNotFound(id)
@@ -245,7 +246,7 @@ const componentGroups: FastifyPluginAsyncTypebox<ComponentGroupRoutesOptions> = 
   }, async (request, reply) => {
     const { id, version } = request.params
     request.audit('studio.restore', id, { version })
-    const outcome = await repo.restore(request.user, id, version, writeCondition(request.headers['if-match']), actorOf(request))
+    const outcome = await repo.restore(callerOf(request).user, id, version, writeCondition(request.headers['if-match']), actorOf(request))
     if ('refusal' in outcome) {
       if (outcome.refusal === 'version-not-found') throw new ComponentGroupVersionNotFound(id, version)
       throw refusalError(outcome.refusal, id)

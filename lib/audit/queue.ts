@@ -24,6 +24,7 @@ export interface AuditQueueOptions<E> {
 }
 
 export interface AuditQueueState {
+  /** Events not written yet: waiting, or in the batch being written. */
   queued: number
   /** Places reserved by requests that have not pushed their event yet. */
   reserved: number
@@ -89,7 +90,7 @@ export class AuditQueue<E> {
   }
 
   state (): AuditQueueState {
-    return { queued: this.#events.length, reserved: this.#reserved, written: this.#written, dropped: this.#dropped, writeFailures: this.#writeFailures }
+    return { queued: this.#events.length + this.#inFlight, reserved: this.#reserved, written: this.#written, dropped: this.#dropped, writeFailures: this.#writeFailures }
   }
 
   /**

@@ -4,6 +4,7 @@
 import t from 'tap'
 import { adminAuth, buildTestApp, testDatabases, type TestApp } from '../../helper.js'
 import { createAdapter, nsoAdapter, startNso } from '../../helpers/nso.js'
+import { until } from '../../helpers/until.js'
 
 t.setTimeout(300_000)
 const YANG_JSON = 'application/yang-data+json'
@@ -59,8 +60,8 @@ for (const database of testDatabases) {
 
     // The database back: every write's event is written.
     await app.db.query('ALTER TABLE audit_events_away RENAME TO audit_events')
-    const deadline = Date.now() + 60_000
-    while (app.audit.state().queued > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+    // (A batch being written counts as queued until it is.)
+    await until(() => app.audit.state().queued === 0, 'the queued events written', 60_000)
     const { rows } = await app.db.query<{ action: string, status: number }>('SELECT action, status FROM audit_events ORDER BY id OFFSET $1', [before])
     t.equal(rows.filter((r) => r.action === 'studio.create' && r.status === 200).length, created, 'every create recorded')
     t.equal(rows.filter((r) => r.action === 'orchestrator.restQuery' && r.status === 200).length, queried, 'every relay call recorded')

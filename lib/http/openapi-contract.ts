@@ -19,12 +19,14 @@ export interface RouteFacts {
   shed: boolean
   /** It answers errors of its own shape for every status it declares (the OAuth token endpoint): nothing is added. */
   ownErrors: boolean
+  /** A write: a method that changes state, or a GET marked as one (GET /logout). */
+  writes: boolean
 }
 
 const BODYLESS = new Set(['GET', 'HEAD'])
 
 /** The facts of a route from its method, URL, schema and config. */
-export function routeFacts (route: { method: string, url: string, secured: boolean, neverShed?: boolean, ownErrors?: boolean }): RouteFacts {
+export function routeFacts (route: { method: string, url: string, secured: boolean, neverShed?: boolean, ownErrors?: boolean, changesState?: boolean }): RouteFacts {
   return {
     method: route.method,
     url: route.url,
@@ -32,7 +34,8 @@ export function routeFacts (route: { method: string, url: string, secured: boole
     takesBody: !BODYLESS.has(route.method.toUpperCase()),
     hasParams: /[:*]/.test(route.url),
     shed: route.neverShed !== true,
-    ownErrors: route.ownErrors === true
+    ownErrors: route.ownErrors === true,
+    writes: !BODYLESS.has(route.method.toUpperCase()) || route.changesState === true
   }
 }
 
@@ -42,12 +45,14 @@ export function routeFacts (route: { method: string, url: string, secured: boole
  * - 413 (body over the limit) and 415 (not JSON) where the method carries a body;
  * - 414: a path parameter too long, where the URL has any;
  * - 401 (no or bad credentials) and 429 (failed logins throttled) where a signed-in caller is needed;
+ * - 403 on a secured write: one authenticated by the session cookie from another origin is refused;
  * - 503: overloaded (load shedding) or the database out of reach, except on liveness.
  */
 export function derivedStatuses (facts: RouteFacts): number[] {
   if (facts.ownErrors) return []
   const statuses = [400]
   if (facts.secured) statuses.push(401, 429)
+  if (facts.secured && facts.writes) statuses.push(403)
   if (facts.takesBody) statuses.push(413, 415)
   if (facts.hasParams) statuses.push(414)
   if (facts.shed) statuses.push(503)
@@ -122,7 +127,7 @@ export const STATUS_MEANINGS: Readonly<Record<string, { description: string, hea
     description: 'Not authenticated: no credentials, or wrong or expired ones.',
     headers: { 'WWW-Authenticate': { description: 'The challenge: `Basic realm="..."`.', schema: { type: 'string' } } }
   },
-  403: { description: 'Forbidden: the caller lacks a role (or group) this operation needs.' },
+  403: { description: 'Forbidden: the caller lacks a role (or group) this operation needs, or a write authenticated by the session cookie came from another origin.' },
   404: { description: 'Not found.' },
   409: { description: 'Conflict with the current state: a name taken, a stale version (If-Match), something already there.' },
   413: { description: 'Payload too large: the body is over the service\'s limit (BODY_LIMIT).' },

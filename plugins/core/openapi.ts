@@ -77,7 +77,7 @@ export default fp(async (fastify) => {
       const operationId = documented.operationId ?? ids.idFor(method, route.url)
       const spec = listSpecOf(documented.querystring)
       const known: OperationFacts = {
-        ...routeFacts({ method, url: route.url, secured: documented.security !== undefined, neverShed: route.config?.neverShed, ownErrors: route.config?.ownErrors }),
+        ...routeFacts({ method, url: route.url, secured: documented.security !== undefined, neverShed: route.config?.neverShed, ownErrors: route.config?.ownErrors, changesState: route.config?.changesState }),
         ...(documented.body === undefined ? {} : { bodyRequired: requiresBody(documented.body) }),
         ...(spec === undefined
           ? {}

@@ -92,7 +92,7 @@ t.test('a database outage during login is a 503, not a 401', async (t) => {
 })
 
 t.test('a failure of the password check that is not an outage is a 500, not a 401', async (t) => {
-  const app = await buildTestApp(t, { database: 'any' })
+  const app = await buildTestApp(t, { database: 'any', unlistedStatuses: [500] })
   const auth = await createUser(app, { username: 'unlucky' })
   app.usersRepository.findForLogin = async () => { throw new Error('unexpected') }
   const response = await app.inject({ url: route, headers: { authorization: auth } })

@@ -216,7 +216,7 @@ t.test('the OpenAPI document describes the adapter and relay routes; passwords a
   t.same(action.security, [{ basicAuth: [] }, { bearerAuth: [] }, { cookieAuth: [] }, { queryToken: [] }])
 
   const query = paths['/orchestrator_manager/restQuery/{adapterId}'].post
-  t.same(Object.keys(query.responses).sort(), ['200', '400', '401', '403', '404', '413', '414', '415', '429', '500', '502', '503', '504'])
+  t.same(Object.keys(query.responses).sort(), ['200', '204', '400', '401', '403', '404', '413', '414', '415', '429', '500', '502', '503', '504'])
   t.same(Object.keys(query.requestBody.content['application/json'].schema.properties), ['params'])
   const document = query.responses['200'].content['*/*'].schema
   t.same(document.anyOf.map((s: { type: string }) => s.type), ['object', 'array', 'string'], 'a JSON object or array, or text')

@@ -172,9 +172,9 @@ for (const database of testDatabases) {
         fc.constantFrom('0', '-1', '1', '1e3', '2147483648', '99999999999999999999', 'NaN', '0x1', '%00', doc._id, MISSING, 'deleted'),
         fc.integer().map(String)
       )
-      const query = fc.constantFrom('', '?limit=0', '?limit=101', '?skip=-1', '?include=document', '?exclude=version', '?include=%00', '?order=1')
-      await fc.assert(fc.asyncProperty(fc.constantFrom(doc._id, MISSING, 'x'), segment, query, fc.boolean(), async (id, version, q, post) => {
-        const url = `${BASE}/${encodeURIComponent(id)}/versions/${encodeURIComponent(version)}${post ? '/restore' : q}`
+      // (A version's GET takes no query string; the list's hostile queries are the list tests'.)
+      await fc.assert(fc.asyncProperty(fc.constantFrom(doc._id, MISSING, 'x'), segment, fc.boolean(), async (id, version, post) => {
+        const url = `${BASE}/${encodeURIComponent(id)}/versions/${encodeURIComponent(version)}${post ? '/restore' : ''}`
         const response = await app.inject({ method: post ? 'POST' : 'GET', url, headers: { authorization: dana } })
         return [200, 400, 404, 409].includes(response.statusCode)
       }), { numRuns: 120 })

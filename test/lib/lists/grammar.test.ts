@@ -1,19 +1,6 @@
 import t from 'tap'
 import { parseListQuery, type ListQueryString, type ListSpec } from '../../../lib/lists/grammar.js'
-
-const SPEC: ListSpec = {
-  idField: '_id',
-  fields: ['_id', 'name', 'description', 'version'],
-  sortable: ['name', '_id'],
-  defaultSort: 'name',
-  filterable: ['name', 'description'],
-  defaultFilterField: 'name',
-  maxLimit: 100,
-  maxValueLength: 255
-}
-
-const LIMITS = { LIST_MAX_PAGE_BYTES: 8 * 1024 * 1024 }
-const query = (q: Partial<ListQueryString> = {}): ListQueryString => ({ limit: 25, skip: 0, sort: 'name', order: 1, ...q })
+import { LIMITS, SPEC, query } from './fixtures.js'
 
 t.test('a query string becomes a request: defaults, order, filters on their fields', async (t) => {
   const plain = parseListQuery(SPEC, query(), LIMITS)

@@ -1,23 +1,12 @@
 import t from 'tap'
-import { parseListQuery, type ListQueryString, type ListSpec } from '../../../lib/lists/grammar.js'
+import { parseListQuery, type ListQueryString } from '../../../lib/lists/grammar.js'
+import { LIMITS, SPEC, query } from './fixtures.js'
 import { sql } from '../../../lib/lists/sql.js'
 import { LIST_COUNT_LOOKAHEAD, listColumns, listStatements, readPage, totalFromPage, type ListSource } from '../../../lib/lists/statements.js'
 
-const SPEC: ListSpec = {
-  idField: '_id',
-  fields: ['_id', 'name', 'description', 'version'],
-  sortable: ['name', '_id'],
-  defaultSort: 'name',
-  filterable: ['name', 'description'],
-  defaultFilterField: 'name',
-  maxLimit: 100,
-  maxValueLength: 255
-}
 const COLUMNS = { sortable: { name: 'name', _id: 'id' }, filterable: { name: 'name', description: 'description' } }
 const source = (given: Omit<ListSource, 'sortable' | 'filterable'>): ListSource => ({ ...COLUMNS, ...given })
 
-const LIMITS = { LIST_MAX_PAGE_BYTES: 8 * 1024 * 1024 }
-const query = (q: Partial<ListQueryString> = {}): ListQueryString => ({ limit: 25, skip: 0, sort: 'name', order: 1, ...q })
 const request = (q: Partial<ListQueryString> = {}, limits = LIMITS) => {
   const parsed = parseListQuery(SPEC, query(q), limits)
   if (!parsed.ok) throw new Error(parsed.reason)

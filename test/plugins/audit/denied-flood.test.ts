@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto'
 import { basic, buildTestApp, captureLogs, createUser, testDatabases, type TestApp } from '../../helper.js'
 import { DENIED_PATH_MAX } from '../../../lib/audit/denied.js'
 import { LOG_URL_MAX } from '../../../plugins/core/server-options.js'
+import { until } from '../../helpers/until.js'
 
 t.setTimeout(300_000)
 
@@ -102,13 +103,12 @@ for (const database of testDatabases) {
   t.test(`the window ends on its own on ${database}`, async (t) => {
     const app = await buildTestApp(t, { database, env: { AUDIT_DENIED_WINDOW_MS: '200', AUDIT_DENIED_PER_ADDRESS: '2' } })
     for (let i = 0; i < 5; i++) await app.inject({ url: '/users' })
-    const deadline = Date.now() + 60_000
     let counted: Array<{ details: { suppressed: number } }> = []
-    while (counted.length === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50))
+    await until(async () => {
       await app.audit.flush()
       counted = (await app.db.query<{ details: { suppressed: number } }>("SELECT details FROM audit_events WHERE action = 'request.denied.suppressed'")).rows
-    }
+      return counted.length > 0
+    }, 'the window\'s count written', 60_000)
     t.match(counted, [{ details: { suppressed: 3 } }], 'the count of the window, written without a call')
   })
 }

@@ -2,6 +2,7 @@
 // written once it can, and what close() cannot write is logged as lost. On both databases.
 import t from 'tap'
 import { adminAuth, buildTestApp, captureLogs, createTestDatabase, testDatabases, type TestApp } from '../../helper.js'
+import { until } from '../../helpers/until.js'
 
 t.setTimeout(300_000)
 
@@ -28,8 +29,7 @@ for (const database of testDatabases) {
     t.ok(logs.lines.some((l) => l.includes('audit events could not be written')), 'and logged')
     await app.db.query('ALTER TABLE audit_events_away RENAME TO audit_events')
     // The retry's timer writes them (at most 5 s after the last failure).
-    const deadline = Date.now() + 30_000
-    while (app.audit.state().queued > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+    await until(() => app.audit.state().queued === 0, 'the queued events written')
     const page = await app.inject({ method: 'GET', url: '/audit?equals=request.denied', headers: { authorization: adminAuth } })
     t.equal(page.json<{ total: number }>().total, 5, 'none lost')
     t.equal(await metric(app, 'audit_events_total{fate="written"}'), 5)

@@ -6,17 +6,13 @@ import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import { startGitServer } from '../../fixtures/git-server.js'
 import { buildTestApp, createUser } from '../../helper.js'
+import { until } from '../../helpers/until.js'
 
 const MiB = 1024 * 1024
 
 function projectUrl (repo: string, branch: string, projectPath: string): string {
   const e = encodeURIComponent
   return `/git/GitHub/repos/${e(repo)}/branches/${e(branch)}/projects/${e(projectPath)}`
-}
-
-/** Resolves once `ready` holds, looking again every few milliseconds (the test's own timeout bounds it). */
-async function until (ready: () => boolean): Promise<void> {
-  while (!ready()) await new Promise((resolve) => setTimeout(resolve, 10))
 }
 
 /** Files left anywhere under `dir`. */

@@ -11,10 +11,12 @@ RUN npm run build
 
 # Runtime stage: the same Node major, production dependencies only, no compiler, no tests.
 FROM node:24-bookworm-slim
+# MALLOC_MMAP_THRESHOLD_: glibc's, as `npm start` sets it (docs/deploying.md, "Memory").
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
-    DATA_DIR=/data
+    DATA_DIR=/data \
+    MALLOC_MMAP_THRESHOLD_=4194304
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force

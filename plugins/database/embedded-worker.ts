@@ -6,12 +6,16 @@
 // deeply nested document can fail inside the messaging layer, and then no answer ever arrives.
 // A row that cannot be written as JSON is answered as an error.
 //
-// Run as a child process with `initdb <dir>`, the file creates a new data directory and exits:
-// initdb's WebAssembly memory then goes back to the system with the process.
+// Run as a child process with `initdb <dir>`, the file creates a new data directory, applies the
+// migrations to it and exits: the memory initdb and the migrations' first statements take (the
+// WebAssembly memory, the compiled code of everything they ran, the allocator's arenas) then goes
+// back to the system with the process, and the service's worker starts on a database that is ready.
 import { fileURLToPath } from 'node:url'
 import { parentPort, workerData } from 'node:worker_threads'
-import { PGlite } from '@electric-sql/pglite'
+import { PGlite, type Transaction } from '@electric-sql/pglite'
 import { pg_trgm as pgTrgm } from '@electric-sql/pglite/contrib/pg_trgm'
+import { migrate, type MigrationTarget } from './migrations.js'
+import type { Queryable } from './types.js'
 
 export type EmbeddedRequest =
   | { id: number, op: 'query', text: string, params?: unknown[] }
@@ -127,12 +131,30 @@ async function answer (lite: PGlite, request: EmbeddedRequest): Promise<Embedded
   }
 }
 
+// pg_trgm: the trigram index behind `contains` in lists (migrations/006).
+const open = async (dir: string): Promise<PGlite> => await PGlite.create(dir, { startParams: startParams(), extensions: { pg_trgm: pgTrgm } })
+
+/** PGlite, alone in a process, as what the migrations need: one connection, so its lock is its own. */
+function migrationTarget (lite: PGlite): MigrationTarget {
+  const queryable = (on: PGlite | Transaction): Queryable => ({
+    query: async <R>(text: string, params?: unknown[]) => {
+      const result = await on.query<R>(text, params)
+      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length }
+    },
+    exec: async (script: string) => { await on.exec(script) }
+  })
+  return {
+    ...queryable(lite),
+    transaction: async (fn) => await lite.transaction(async (tx) => await fn(queryable(tx))),
+    withAdvisoryLock: async (_key, fn) => await fn()
+  }
+}
+
 const port = parentPort
 if (port !== null) {
   const { dir } = workerData as { dir: string }
   try {
-    // pg_trgm: the trigram index behind `contains` in lists (migrations/006).
-    const lite = await PGlite.create(dir, { startParams: startParams(), extensions: { pg_trgm: pgTrgm } })
+    const lite = await open(dir)
     port.on('message', (request: EmbeddedRequest) => {
       answer(lite, request).then(
         (reply) => { port.postMessage(reply) },
@@ -143,9 +165,14 @@ if (port !== null) {
     port.postMessage({ ready: false, error: describe(err) })
   }
 } else if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === 'initdb' && process.argv[3] !== undefined) {
-  // A child process: make the data directory, then exit; the exit code says how it went.
+  // A child process: make the data directory and apply the migrations, then exit; the exit code
+  // says how it went.
   try {
-    const lite = await PGlite.create(process.argv[3], { startParams: startParams() })
+    const lite = await open(process.argv[3])
+    await migrate(migrationTarget(lite))
+    // Statistics for the rows the migrations wrote: the service's first start then has no
+    // maintenance pass to run (embedded-maintenance.ts, startIfNeverAnalyzed).
+    await lite.exec('VACUUM ANALYZE')
     await lite.close()
     process.exitCode = 0
   } catch (err) {

@@ -62,6 +62,10 @@ t.test('Dockerfile', async (t) => {
   const env = runtimeStage.filter((i) => i.keyword === 'ENV').map((i) => i.args).join(' ')
   t.match(env, /\bHOST=0\.0\.0\.0\b/)
   t.match(env, /\bDATA_DIR=\/data\b/)
+  // The allocator's setting that keeps freed memory from staying in the process (docs/deploying.md).
+  const threshold = /\bMALLOC_MMAP_THRESHOLD_=(\d+)\s/.exec(`${packageJson.scripts.start} `)?.[1]
+  t.ok(threshold !== undefined, 'npm start sets MALLOC_MMAP_THRESHOLD_')
+  t.match(env, new RegExp(`\\bMALLOC_MMAP_THRESHOLD_=${String(threshold)}\\b`), 'the image sets it as npm start does')
   const volume = runtimeStage.findIndex((i) => i.keyword === 'VOLUME')
   t.same(execForm(runtimeStage[volume]?.args ?? ''), ['/data'], 'DATA_DIR is a volume')
   const chown = runtimeStage.findIndex((i) => i.keyword === 'RUN' && /chown\s+(\S+)\s+\/data/.test(i.args))

@@ -1,5 +1,7 @@
 import t from 'tap'
-import { readdir } from 'node:fs/promises'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
 import { openDatabase } from '../../../plugins/database/index.js'
 import { MIGRATIONS_DIR, migrate } from '../../../plugins/database/migrations.js'
 import type { Db } from '../../../plugins/database/types.js'
@@ -83,6 +85,18 @@ t.test('a closed embedded database refuses queries as unavailable, never hangs',
   await t.rejects(db.query('SELECT 1'), { message: /PGlite is closed/ })
   await db.close()
   t.pass('closing twice is harmless')
+})
+
+t.test('a new embedded database is created, migrated and analyzed by a process of its own', async (t) => {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'netauto-new-'))
+  t.teardown(async () => { await rm(dataDir, { recursive: true, force: true }) })
+  const db = await open(t, { DATA_DIR: dataDir })
+  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.sql')).sort()
+  t.same((await db.query<{ id: string }>('SELECT id FROM schema_migrations ORDER BY id')).rows.map((r) => r.id), files, 'every migration was applied before the database opened')
+  t.same(await migrate(db), [], 'the service finds nothing left to apply')
+  const { rows } = await db.query<{ reltuples: number }>("SELECT reltuples FROM pg_class WHERE relname = 'schema_migrations'")
+  t.equal(Number(rows[0]?.reltuples), files.length, 'its rows were analyzed: no maintenance pass is due at the first start')
+  t.equal(await db.maintenance?.startIfNeverAnalyzed(), false, 'no table holds rows never analyzed')
 })
 
 t.test('the embedded database keeps its data across restarts', async (t) => {

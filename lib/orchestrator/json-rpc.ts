@@ -3,7 +3,7 @@
 // error object, never a success. plugins/orchestrator/json-rpc.ts runs the session.
 import { withDetails, type CatalogError } from '../http/errors.js'
 import { UpstreamError, UpstreamInvalidJson } from './errors.js'
-import { JsonChecker } from './json-check.js'
+import { parseJson } from './upstream.js'
 
 export const JSON_RPC_PATH = '/jsonrpc'
 export const JSON_RPC_MEDIA_TYPE = 'application/json'
@@ -45,10 +45,9 @@ export function jsonRpcError (adapterId: string, method: string, error: JsonRpcE
  * JSON object, UPSTREAM_ERROR when it carries `error` (or neither `result` nor `error`).
  */
 export function jsonRpcResult (adapterId: string, method: string, answer: { status: number, body: Buffer, traceId?: string | undefined }): unknown {
-  const checker = new JsonChecker()
-  const problem = checker.write(answer.body) ?? checker.end()
-  if (problem !== undefined) throw new UpstreamInvalidJson(adapterId, problem)
-  const parsed = JSON.parse(answer.body.toString('utf8')) as unknown
+  const json = parseJson(answer.body)
+  if ('invalid' in json) throw new UpstreamInvalidJson(adapterId, json.invalid)
+  const parsed = json.value
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new UpstreamInvalidJson(adapterId, `the answer to ${method} is not a JSON-RPC object`)
   }

@@ -1,9 +1,12 @@
 // The typed operations of the platform's NSO Manager as thin translations to NSO's RESTCONF and
-// JSON-RPC: the request each sends (paths, bodies) and the reading of NSO's answers, pure. The
+// JSON-RPC: the request each sends (paths, bodies) and what each takes from NSO's documents, pure;
+// reading the answers themselves (JSON, NSO's errors) is lib/orchestrator/upstream.ts's. The
 // plugin (plugins/orchestrator/operations.ts) sends them; docs/orchestrator.md says why each
 // answer has its shape.
-import { JsonChecker } from './json-check.js'
-import { isJsonMediaType } from './relay-request.js'
+import { yangMember } from './upstream.js'
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
 
 const DATA = '/restconf/data/tailf-ncs:devices'
 export const YANG_DATA_JSON = 'application/yang-data+json'
@@ -32,35 +35,11 @@ export const applyTemplatePath = (device: string): string => `${devicePath(devic
 export const execAnyPath = (device: string, statsModule: string): string => `${devicePath(device)}/live-status/${statsModule}:exec/any`
 
 /**
- * A JSON answer body: `{value}` (undefined for an empty body or one of another media type, as
- * NSO's bodiless `text/html` 204), or `{invalid}` saying why it is not JSON.
- */
-export function readJson (contentType: string | undefined, body: Buffer): { value: unknown } | { invalid: string } {
-  if (body.length === 0 || !isJsonMediaType(contentType)) return { value: undefined }
-  const checker = new JsonChecker()
-  const problem = checker.write(body) ?? checker.end()
-  if (problem !== undefined) return { invalid: problem }
-  return { value: JSON.parse(body.toString('utf8')) as unknown }
-}
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && !Array.isArray(value)
-
-/** The member of `document` whose local name (after any `module:`) is `name`. */
-function member (document: unknown, name: string): unknown {
-  if (!isObject(document)) return undefined
-  for (const [key, value] of Object.entries(document)) {
-    if (key === name || key.endsWith(`:${name}`)) return value
-  }
-  return undefined
-}
-
-/**
  * The `leaf` of each entry of list `list` in a RESTCONF answer (`{"tailf-ncs:device":[{"name":
  * "ce0"}, ...]}`), as strings; an empty answer (NSO's 204) is no entries.
  */
 export function listLeaves (document: unknown, list: string, leaf: string): string[] {
-  const entries = member(document, list)
+  const entries = yangMember(document, list)
   if (!Array.isArray(entries)) return []
   const values: string[] = []
   for (const entry of entries) {
@@ -83,10 +62,10 @@ export function filterNames (names: Iterable<string>, substring: string): string
 
 /** The NED id of a device-type answer (`{"tailf-ncs:device-type":{"cli":{"ned-id":"..."}}}`). */
 export function nedIdOf (document: unknown): string | undefined {
-  const type = member(document, 'device-type')
+  const type = yangMember(document, 'device-type')
   if (!isObject(type)) return undefined
   for (const kind of ['cli', 'netconf', 'generic', 'snmp']) {
-    const ned = member(type[kind] ?? member(type, kind), 'ned-id')
+    const ned = yangMember(type[kind] ?? yangMember(type, kind), 'ned-id')
     if (typeof ned === 'string') return ned
   }
   return undefined
@@ -110,7 +89,7 @@ export const execAnyBody = (command: string): string => JSON.stringify({ input: 
 
 /** The output of an action's answer (`{"tailf-ncs:output": {...}}`); undefined when it had none (204). */
 export function actionOutput (document: unknown): Record<string, unknown> | undefined {
-  const output = member(document, 'output')
+  const output = yangMember(document, 'output')
   return isObject(output) ? output : undefined
 }
 
@@ -149,22 +128,6 @@ export function applyTemplateBody (template: string, variables: Readonly<Record<
 /** The input of `commit-queue add-lock`; `block-others` is an empty leaf, present only when true. */
 export function addLockBody (devices: readonly string[], blockOthers: boolean): string {
   return JSON.stringify({ input: { device: devices, ...(blockOthers ? { 'block-others': [null] } : {}) } })
-}
-
-/**
- * NSO's own words in an error answer's body: the error-message (else error-tag) of each error of
- * RESTCONF's `ietf-restconf:errors` (NSO 6.x) or the `errors` of NSO 5.x, or the text it sent.
- * Undefined when it sent nothing (NSO 5.3's bodiless 404).
- */
-export function nsoErrorMessage (body: unknown): string | undefined {
-  if (typeof body === 'string') return body.trim() === '' ? undefined : body.trim()
-  const errors = member(body, 'errors')
-  const list = member(errors, 'error')
-  const messages = (Array.isArray(list) ? list : [list]).flatMap((error) => {
-    const text = member(error, 'error-message') ?? member(error, 'error-tag')
-    return typeof text === 'string' ? [text] : []
-  })
-  return messages.length === 0 ? undefined : messages.join('; ')
 }
 
 /** A device name or a list of them, as a list, each once, in the order given. */

@@ -1,5 +1,8 @@
-// What the relay makes of an orchestrator's answer or failure (design "Orchestrator relay"):
-// bodies decoded for the reply, and every failure turned into the one error shape.
+// Reading NSO's answers, in one place: their status, media type and sizes, their JSON, NSO's
+// error documents of both generations (RESTCONF's `ietf-restconf:errors` of 6.x, the `errors` of
+// 5.x), and every failure turned into the one error shape (design "Orchestrator relay"). The relay
+// (routes/orchestrator_manager/relay.ts), the typed operations (lib/orchestrator/operations.ts)
+// and the JSON-RPC client (lib/orchestrator/json-rpc.ts) read answers through it.
 import { STATUS_CODES } from 'node:http'
 import { withDetails, type CatalogError } from '../http/errors.js'
 import {
@@ -46,11 +49,54 @@ export function statusText (status: number): string {
  */
 export function decodeUpstreamBody (contentType: string | undefined, body: Buffer, truncated = false): unknown {
   if (body.length === 0) return undefined
-  const text = body.toString('utf8')
-  if (truncated || !isJsonMediaType(contentType)) return text
+  if (truncated || !isJsonMediaType(contentType)) return body.toString('utf8')
+  const json = parseJson(body)
+  return 'value' in json ? json.value : body.toString('utf8')
+}
+
+/** JSON text as NSO sent it: its value when it is complete JSON no deeper than MAX_JSON_DEPTH, else why not. */
+export function parseJson (body: Buffer): { value: unknown } | { invalid: string } {
   const checker = new JsonChecker()
-  if ((checker.write(body) ?? checker.end()) !== undefined) return text
-  return JSON.parse(text) as unknown
+  const problem = checker.write(body) ?? checker.end()
+  if (problem !== undefined) return { invalid: problem }
+  return { value: JSON.parse(body.toString('utf8')) as unknown }
+}
+
+/**
+ * A JSON answer body: `{value}` (undefined for an empty body or one of another media type, as
+ * NSO's bodiless `text/html` 204), or `{invalid}` saying why it is not JSON.
+ */
+export function readJson (contentType: string | undefined, body: Buffer): { value: unknown } | { invalid: string } {
+  if (body.length === 0 || !isJsonMediaType(contentType)) return { value: undefined }
+  return parseJson(body)
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value)
+
+/** The member of a YANG JSON document whose local name (after any `module:`) is `name`. */
+export function yangMember (document: unknown, name: string): unknown {
+  if (!isObject(document)) return undefined
+  for (const [key, value] of Object.entries(document)) {
+    if (key === name || key.endsWith(`:${name}`)) return value
+  }
+  return undefined
+}
+
+/**
+ * NSO's own words in an error answer's body: the error-message (else error-tag) of each error of
+ * RESTCONF's `ietf-restconf:errors` (NSO 6.x) or the `errors` of NSO 5.x, or the text it sent.
+ * Undefined when it sent nothing (NSO 5.3's bodiless 404).
+ */
+export function nsoErrorMessage (body: unknown): string | undefined {
+  if (typeof body === 'string') return body.trim() === '' ? undefined : body.trim()
+  const errors = yangMember(body, 'errors')
+  const list = yangMember(errors, 'error')
+  const messages = (Array.isArray(list) ? list : [list]).flatMap((error) => {
+    const text = yangMember(error, 'error-message') ?? yangMember(error, 'error-tag')
+    return typeof text === 'string' ? [text] : []
+  })
+  return messages.length === 0 ? undefined : messages.join('; ')
 }
 
 /**

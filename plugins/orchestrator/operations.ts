@@ -8,8 +8,9 @@ import { DeviceNotFound, UnsupportedNed, UpstreamInvalidJson } from '../../lib/o
 import {
   actionOutput, ADD_LOCK_PATH, addLockBody, applyTemplateBody, applyTemplatePath, AUTH_GROUPS_PATH, connectPath, DEVICE_NAMES_PATH,
   deviceLookupPath, deviceTypePath, execAnyBody, execAnyPath, filterNames, listLeaves, mapBounded, NED_IDS_PATH, nedIdOf,
-  nsoErrorMessage, readJson, sortedUnique, statsModuleOf, templateProblem, YANG_DATA_JSON
+  sortedUnique, statsModuleOf, templateProblem, YANG_DATA_JSON
 } from '../../lib/orchestrator/operations.js'
+import { nsoErrorMessage, readJson } from '../../lib/orchestrator/upstream.js'
 import { OPERATION_ANSWER_MAX_BYTES, type OrchestratorClient } from './client.js'
 import type { JsonRpcClient } from './json-rpc.js'
 

@@ -3,7 +3,7 @@
 import t from 'tap'
 import {
   actionOutput, addLockBody, applyTemplateBody, deviceList, devicePath, encodeKey, execAnyPath, filterNames, listLeaves, mapBounded,
-  nedIdOf, nsoErrorMessage, readJson, sortedUnique, statsModuleOf, templateProblem, xpathLiteral
+  nedIdOf, sortedUnique, statsModuleOf, templateProblem, xpathLiteral
 } from '../../../lib/orchestrator/operations.js'
 
 // NSO 5.3, GET .../device=dist-rtr02 (an excerpt of the recorded answer).
@@ -16,8 +16,6 @@ const RECORDED_DEVICE = {
     state: { 'oper-state': 'enabled', 'admin-state': 'unlocked' }
   }]
 }
-// NSO 5.3's 401: the legacy `errors` member, a tag and no message.
-const RECORDED_401 = { errors: { error: [{ 'error-tag': 'access-denied', 'error-type': 'protocol' }] } }
 
 t.test('device names become one percent-encoded key, "/" and "," included', async (t) => {
   t.equal(devicePath('ce0'), '/restconf/data/tailf-ncs:devices/device=ce0')
@@ -34,13 +32,6 @@ t.test('lists: the key leaf of each entry; empty for NSO\'s bodiless 204', async
   t.same(listLeaves({ 'tailf-ncs:device': { name: 'x' } }, 'device', 'name'), [], 'not a list: nothing')
   t.same(filterNames(['ce1', 'CE0', 'pe0', 'ce1', 'xce'], 'Ce'), ['CE0', 'ce1', 'xce'])
   t.same(sortedUnique(['b', 'a', 'b']), ['a', 'b'])
-})
-
-t.test('readJson: bodiless and non-JSON answers are no value; broken JSON says why', async (t) => {
-  t.same(readJson('application/yang-data+json', Buffer.from(JSON.stringify(RECORDED_DEVICE))), { value: RECORDED_DEVICE })
-  t.same(readJson('text/html', Buffer.alloc(0)), { value: undefined })
-  t.same(readJson('text/html; charset=UTF-8', Buffer.from('<html/>')), { value: undefined })
-  t.match(readJson('application/yang-data+json', Buffer.from('{"a":')), { invalid: String })
 })
 
 t.test('NEDs: the NED id and its live-status module, XR and NX-OS before IOS', async (t) => {
@@ -83,15 +74,6 @@ t.test('add-lock: block-others is an empty leaf, present only when true', async 
   t.same(JSON.parse(addLockBody(['a', 'b'], false)), { input: { device: ['a', 'b'] } })
   t.same(deviceList('a'), ['a'])
   t.same(deviceList(['b', 'a', 'b']), ['b', 'a'])
-})
-
-t.test('NSO\'s words in an error answer, in both dialects', async (t) => {
-  t.equal(nsoErrorMessage({ 'ietf-restconf:errors': { error: [{ 'error-type': 'application', 'error-tag': 'invalid-value', 'error-message': 'uri keypath not found' }] } }), 'uri keypath not found')
-  t.equal(nsoErrorMessage(RECORDED_401), 'access-denied', '5.3: the tag when there is no message')
-  t.equal(nsoErrorMessage({ errors: { error: [{ 'error-message': 'a' }, { 'error-message': 'b' }] } }), 'a; b')
-  t.equal(nsoErrorMessage(null), undefined, '5.3\'s bodiless 404')
-  t.equal(nsoErrorMessage(' <html>bad gateway</html> '), '<html>bad gateway</html>')
-  t.equal(nsoErrorMessage(''), undefined)
 })
 
 t.test('mapBounded: at most `limit` at once, results in order', async (t) => {

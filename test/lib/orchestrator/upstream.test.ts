@@ -1,8 +1,11 @@
 import t from 'tap'
 import { HttpError, toErrorBody } from '../../../lib/http/errors.js'
 import {
-  decodeUpstreamBody, isClosedPoolError, isUpstreamSuccess, upstreamFailure, upstreamStatusError
+  decodeUpstreamBody, isClosedPoolError, isUpstreamSuccess, nsoErrorMessage, readJson, upstreamFailure, upstreamStatusError
 } from '../../../lib/orchestrator/upstream.js'
+
+// NSO 5.3's 401: the legacy `errors` member, a tag and no message.
+const RECORDED_401 = { errors: { error: [{ 'error-tag': 'access-denied', 'error-type': 'protocol' }] } }
 
 const limits = { timeoutMs: 500, maxBytes: 1024 }
 
@@ -74,4 +77,20 @@ t.test('emptyJsonType and bodiless answers', async (t) => {
   t.match(timedOut, { code: 'UPSTREAM_TIMEOUT', details: { nsoStatus: 200 } })
   t.match(upstreamFailure('nso', new Error('socket closed'), { timeoutMs: 5, maxBytes: 1 }, 599),
     { code: 'UPSTREAM_ANSWER_INTERRUPTED', message: /answered 599, then/, details: { nsoStatus: 599 } })
+})
+
+t.test('readJson: bodiless and non-JSON answers are no value; broken JSON says why', async (t) => {
+  t.same(readJson('application/yang-data+json', Buffer.from(JSON.stringify(RECORDED_401))), { value: RECORDED_401 })
+  t.same(readJson('text/html', Buffer.alloc(0)), { value: undefined })
+  t.same(readJson('text/html; charset=UTF-8', Buffer.from('<html/>')), { value: undefined })
+  t.match(readJson('application/yang-data+json', Buffer.from('{"a":')), { invalid: String })
+})
+
+t.test('NSO\'s words in an error answer, in both dialects', async (t) => {
+  t.equal(nsoErrorMessage({ 'ietf-restconf:errors': { error: [{ 'error-type': 'application', 'error-tag': 'invalid-value', 'error-message': 'uri keypath not found' }] } }), 'uri keypath not found')
+  t.equal(nsoErrorMessage(RECORDED_401), 'access-denied', '5.3: the tag when there is no message')
+  t.equal(nsoErrorMessage({ errors: { error: [{ 'error-message': 'a' }, { 'error-message': 'b' }] } }), 'a; b')
+  t.equal(nsoErrorMessage(null), undefined, '5.3\'s bodiless 404')
+  t.equal(nsoErrorMessage(' <html>bad gateway</html> '), '<html>bad gateway</html>')
+  t.equal(nsoErrorMessage(''), undefined)
 })

@@ -67,23 +67,29 @@ function toEvent (row: EventRow): AuditEventDoc {
   }
 }
 
-export function auditEventsRepository (db: Db) {
+/** The audit_events table (`fastify.audit.repository`). */
+export interface AuditEventsRepository {
+  /** Writes a batch of events, in order, in one statement. */
+  insert: (events: AuditEvent[]) => Promise<void>
+  /** A page of events, and how many match (see LIST_COUNT_LOOKAHEAD). */
+  list: (request: ListRequest, range: TimeRange) => Promise<{ items: AuditEventDoc[], total: number }>
+  /** Deletes up to `batch` events older than `days`; how many it deleted. */
+  pruneBatch: (days: number, batch: number) => Promise<number>
+}
+
+export function auditEventsRepository (db: Db): AuditEventsRepository {
   return {
     async insert (events: AuditEvent[]): Promise<void> {
       await db.query(INSERT, [JSON.stringify(events)])
     },
 
-    /** A page of events, and how many match (see LIST_COUNT_LOOKAHEAD). */
     async list (request: ListRequest, range: TimeRange): Promise<{ items: AuditEventDoc[], total: number }> {
       const { rows, total } = await readPage<EventRow>(db, listStatements(request, eventsSource(range)), request)
       return { items: rows.map(toEvent), total }
     },
 
-    /** Deletes up to `batch` events older than `days`; how many it deleted. */
     async pruneBatch (days: number, batch: number): Promise<number> {
       return (await db.query(PRUNE, [days, batch])).rowCount
     }
   }
 }
-
-export type AuditEventsRepository = ReturnType<typeof auditEventsRepository>

@@ -137,27 +137,35 @@ const VERSION_SQL = `SELECT ${ENTRY_COLUMNS}, ${DOCUMENT_COLUMNS} FROM component
 const LATEST_SQL = `SELECT ${ENTRY_COLUMNS}, ${DOCUMENT_COLUMNS} FROM component_group_versions WHERE group_id = $1 ORDER BY version DESC LIMIT 1`
 
 /** The history reads. GBAC is the caller's to apply to single versions (the route knows the group). */
-export function historyReads (db: Queryable) {
+/** The reads of the component groups' history (`componentGroupsRepository.versions`). */
+export interface HistoryReads {
+  /** A page of group `id`'s versions newest first, as `user` may read them now. */
+  page: (user: GbacUser, id: string, request: ListRequest, withDocument: boolean) => Promise<{ items: VersionEntry[], total: number }>
+  /** A page of the deleted groups, the latest delete first (for admins). */
+  deleted: (request: ListRequest, withDocument: boolean) => Promise<{ items: VersionEntry[], total: number }>
+  /** One version of group `id`, whole; undefined when there is none (no GBAC: see the caller). */
+  version: (id: string, version: number) => Promise<VersionEntry | undefined>
+  /** The newest version of group `id`: a delete when the group is deleted. */
+  latest: (id: string) => Promise<VersionEntry | undefined>
+}
+
+export function historyReads (db: Queryable): HistoryReads {
   return {
-    /** A page of group `id`'s versions newest first, as `user` may read them now. */
     async page (user: GbacUser, id: string, request: ListRequest, withDocument: boolean): Promise<{ items: VersionEntry[], total: number }> {
       const { rows, total } = await readPage<EntryRow>(db, listStatements(request, versionsSource(user, id, withDocument)), request)
       return { items: rows.map(toEntry), total }
     },
 
-    /** A page of the deleted groups, the latest delete first (for admins). */
     async deleted (request: ListRequest, withDocument: boolean): Promise<{ items: VersionEntry[], total: number }> {
       const { rows, total } = await readPage<EntryRow>(db, listStatements(request, DELETED_SOURCE(withDocument)), request)
       return { items: rows.map(toEntry), total }
     },
 
-    /** One version of group `id`, whole; undefined when there is none (no GBAC: see the caller). */
     async version (id: string, version: number): Promise<VersionEntry | undefined> {
       const { rows } = await db.query<EntryRow>(VERSION_SQL, [id, version])
       return rows[0] === undefined ? undefined : toEntry(rows[0])
     },
 
-    /** The newest version of group `id`: a delete when the group is deleted. */
     async latest (id: string): Promise<VersionEntry | undefined> {
       const { rows } = await db.query<EntryRow>(LATEST_SQL, [id])
       return rows[0] === undefined ? undefined : toEntry(rows[0])

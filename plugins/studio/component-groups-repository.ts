@@ -15,7 +15,7 @@ import { listStatements, readPage, listColumns, type ListSource } from '../../li
 import { FREQUENT_TRIGRAM_SHARE } from '../../lib/lists/trigram-search.js'
 import { COLUMNS, isUniqueViolation, storedDoc, toDoc, WRITE_ATTEMPTS, type Row } from './component-group-rows.js'
 import { importComponentGroups } from './import.js'
-import { historyClauses, historyReads } from './component-group-history.js'
+import { historyClauses, historyReads, type HistoryReads } from './component-group-history.js'
 import { DEFAULT_HISTORY, historyParams, type Actor, type HistoryAction, type HistorySettings } from '../../lib/studio/history.js'
 
 // bench/studio.ts builds the parameters of REPLACE_SQL from an update as the repository does.
@@ -113,8 +113,38 @@ export function getParams (user: GbacUser, id: string): unknown[] {
   return [id, ...gbacParams(user)]
 }
 
-/** Component groups table access. Every read and write is filtered by the caller's groups. */
-export function componentGroupsRepository (db: Db, history: HistorySettings = DEFAULT_HISTORY) {
+/** `fastify.componentGroupsRepository`: the component groups table. Every read and write is filtered by the caller's groups. */
+export interface ComponentGroupsRepository {
+  /** The trigrams most names share (see FREQUENT_NAME_TRIGRAMS_SQL), read again once a minute. */
+  frequentNameTrigrams: () => Promise<ReadonlySet<string>>
+  /** A page of the groups `user` may read, and how many match (see LIST_COUNT_LOOKAHEAD). */
+  list: (user: GbacUser, request: ListRequest) => Promise<{ items: ComponentGroup[], total: number }>
+  /** The document, when it exists and `user` may read it. */
+  get: (user: GbacUser, id: string) => Promise<ComponentGroup | undefined>
+  /** Creates a group at version 1 with a new id; `undefined` when the name is taken. */
+  create: (input: ComponentGroupCreate, actor: Actor) => Promise<ComponentGroup | undefined>
+  /** Replaces the writable fields and adds 1 to the version, if `user` may and the version matches. */
+  replace: (user: GbacUser, id: string, update: ComponentGroupUpdate, expected: ExpectedVersions, actor: Actor) => Promise<Outcome>
+  /** What a replacement would be checked against, without writing: the document as it is. */
+  checkWritable: (user: GbacUser, id: string, expected: ExpectedVersions) => Promise<Outcome>
+  /** Deletes the group, if `user` may and the version matches; its history stays. */
+  remove: (user: GbacUser, id: string, expected: ExpectedVersions, actor: Actor) => Promise<Outcome>
+  /**
+   * Creates every group or none, each with a new id; a taken name gets the first free suffix
+   * (import.ts). Past `timeoutMs` the import stops and stores nothing.
+   */
+  importAll: (inputs: ComponentGroupCreate[], timeoutMs: number, actor: Actor) => Promise<ImportOutcome>
+  /** The history reads (component-group-history.ts). */
+  versions: HistoryReads
+  /**
+   * Makes version `version` of group `id` its next version, as a replacement would (GBAC, the
+   * expected version, the name unique). A deleted group (admins only) comes back under its id,
+   * at the version after its delete, which is then what `expected` names.
+   */
+  restore: (user: GbacUser, id: string, version: number, expected: ExpectedVersions, actor: Actor) => Promise<RestoreOutcome>
+}
+
+export function componentGroupsRepository (db: Db, history: HistorySettings = DEFAULT_HISTORY): ComponentGroupsRepository {
   const recorded = (action: HistoryAction, actor: Actor): unknown[] => historyParams(action, actor, history)
   const versions = historyReads(db)
   let frequentTrigrams: { readAt: number, trigrams: Promise<ReadonlySet<string>> } | undefined
@@ -183,10 +213,8 @@ export function componentGroupsRepository (db: Db, history: HistorySettings = DE
   }
 
   return {
-    /** The trigrams most names share (see FREQUENT_NAME_TRIGRAMS_SQL), read again once a minute. */
     frequentNameTrigrams,
 
-    /** A page of the groups `user` may read, and how many match (see LIST_COUNT_LOOKAHEAD). */
     async list (user: GbacUser, request: ListRequest): Promise<{ items: ComponentGroup[], total: number }> {
       const searched = request.filters.some((f) => f.op === 'contains')
       const { rows, total } = await readPage<Row>(db, listStatements(request, readableSource(user),
@@ -194,25 +222,21 @@ export function componentGroupsRepository (db: Db, history: HistorySettings = DE
       return { items: rows.map(toDoc), total }
     },
 
-    /** The document, when it exists and `user` may read it. */
     async get (user: GbacUser, id: string): Promise<ComponentGroup | undefined> {
       const { rows } = await db.query<Row>(GET_SQL, getParams(user, id))
       return rows[0] === undefined ? undefined : toDoc(rows[0])
     },
 
-    /** Creates a group at version 1 with a new id; `undefined` when the name is taken. */
     async create (input: ComponentGroupCreate, actor: Actor): Promise<ComponentGroup | undefined> {
       const { rows } = await db.query<Row>(CREATE_SQL, [newObjectId(), ...fieldParams(toFields(input)), ...recorded('create', actor)])
       return rows[0] === undefined ? undefined : toDoc(rows[0])
     },
 
-    /** Replaces the writable fields and adds 1 to the version, if `user` may and the version matches. */
     async replace (user: GbacUser, id: string, update: ComponentGroupUpdate, expected: ExpectedVersions, actor: Actor): Promise<Outcome> {
       const params = replaceParams(user, id, toFields(update), expected, recorded('replace', actor))
       return await conditionalWrite(user, id, expected, async () => (await db.query<Row>(REPLACE_SQL, params)).rows[0])
     },
 
-    /** What a replacement would be checked against, without writing: the document as it is. */
     async checkWritable (user: GbacUser, id: string, expected: ExpectedVersions): Promise<Outcome> {
       const doc = await current(id)
       if (doc === undefined) return { refusal: 'not-found' }
@@ -225,22 +249,12 @@ export function componentGroupsRepository (db: Db, history: HistorySettings = DE
       return await conditionalWrite(user, id, expected, async () => (await db.query<Row>(DELETE_SQL, params)).rows[0])
     },
 
-    /**
-     * Creates every group or none, each with a new id; a taken name gets the first free suffix
-     * (import.ts). Past `timeoutMs` the import stops and stores nothing.
-     */
     async importAll (inputs: ComponentGroupCreate[], timeoutMs: number, actor: Actor): Promise<ImportOutcome> {
       return await importComponentGroups(db, inputs.map(toFields), timeoutMs, recorded('import', actor))
     },
 
-    /** The history reads (component-group-history.ts). */
     versions,
 
-    /**
-     * Makes version `version` of group `id` its next version, as a replacement would (GBAC, the
-     * expected version, the name unique). A deleted group (admins only) comes back under its id,
-     * at the version after its delete, which is then what `expected` names.
-     */
     async restore (user: GbacUser, id: string, version: number, expected: ExpectedVersions, actor: Actor): Promise<RestoreOutcome> {
       for (let attempt = 1; ; attempt++) {
         const outcome = await restoreOnce(user, id, version, expected, actor)
@@ -252,5 +266,3 @@ export function componentGroupsRepository (db: Db, history: HistorySettings = DE
     }
   }
 }
-
-export type ComponentGroupsRepository = ReturnType<typeof componentGroupsRepository>

@@ -18,8 +18,8 @@ export const CredentialsNotFound = defineError<[username: string, provider: stri
   'GIT_CREDENTIALS_NOT_FOUND', 'User %s has no Git credentials stored for provider %s', 404)
 export const CredentialUnreadable = defineError<[username: string, provider: string]>(
   'GIT_CREDENTIAL_UNREADABLE', 'The Git token stored for user %s for provider %s was sealed with a key that neither ' +
-    'ORCHESTRATOR_SECRET_KEY nor ORCHESTRATOR_SECRET_KEY_PREVIOUS opens; give every instance the same ORCHESTRATOR_SECRET_KEY ' +
-    '(the key it replaced in ORCHESTRATOR_SECRET_KEY_PREVIOUS), or store the token again', 503)
+    'SECRET_KEY nor SECRET_KEY_PREVIOUS (or their old names ORCHESTRATOR_SECRET_KEY, ORCHESTRATOR_SECRET_KEY_PREVIOUS) opens; ' +
+    'give every instance the same SECRET_KEY (the key it replaced in SECRET_KEY_PREVIOUS), or store the token again', 503)
 
 // Repositories, branches and project files.
 export const RepositoryNotFound = defineError<[repoPath: string, provider: string]>(

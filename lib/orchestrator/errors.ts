@@ -10,9 +10,9 @@ export const AdapterExists = defineError<[id: string]>('ADAPTER_EXISTS', 'Orches
 export const AdapterNameTaken = defineError<[id: string, existing: string]>('ADAPTER_NAME_TAKEN',
   'Orchestrator adapter "%s" would be a look-alike of adapter "%s": ids differing only in case, spacing or Unicode form are the same id', 409)
 export const AdapterSecretUnreadable = defineError<[id: string, reason: string]>('ADAPTER_SECRET_UNREADABLE',
-  'The stored password of adapter "%s" was sealed with a key that neither ORCHESTRATOR_SECRET_KEY nor ' +
-  'ORCHESTRATOR_SECRET_KEY_PREVIOUS opens (%s). Give every instance the same ORCHESTRATOR_SECRET_KEY (the key it replaced in ' +
-  'ORCHESTRATOR_SECRET_KEY_PREVIOUS), or store the password again.', 503)
+  'The stored password of adapter "%s" was sealed with a key that neither SECRET_KEY nor SECRET_KEY_PREVIOUS ' +
+  '(or their old names ORCHESTRATOR_SECRET_KEY, ORCHESTRATOR_SECRET_KEY_PREVIOUS) opens (%s). Give every instance the same ' +
+  'SECRET_KEY (the key it replaced in SECRET_KEY_PREVIOUS), or store the password again.', 503)
 
 // Relay
 export const InvalidRelayParams = defineError<[reason: string]>('INVALID_RELAY_PARAMS', '%s', 400)

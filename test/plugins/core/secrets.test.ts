@@ -68,7 +68,7 @@ for (const kind of testDatabases) {
       t.equal(refused.statusCode, 503)
       t.match(refused.json(), {
         code: 'ADAPTER_SECRET_UNREADABLE',
-        message: /adapter "nso" was sealed with a key that neither ORCHESTRATOR_SECRET_KEY nor ORCHESTRATOR_SECRET_KEY_PREVIOUS opens/
+        message: /adapter "nso" was sealed with a key that neither SECRET_KEY nor SECRET_KEY_PREVIOUS \(or their old names ORCHESTRATOR_SECRET_KEY, ORCHESTRATOR_SECRET_KEY_PREVIOUS\) opens/
       })
       t.same(nso.received, [], 'nothing upstream')
       await t.rejects(store.get(ADMIN.username, provider), { code: 'GIT_CREDENTIAL_UNREADABLE', statusCode: 503, message: /ORCHESTRATOR_SECRET_KEY_PREVIOUS/ })

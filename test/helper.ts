@@ -18,6 +18,7 @@ import { MIGRATIONS_DIR, migrate, openDatabase } from '../plugins/database/index
 import { loadConfig, type Config } from '../plugins/core/config.js'
 import type { TracingOptions } from '../plugins/core/tracing.js'
 import { watchExchanges } from './helpers/openapi.js'
+import { until } from './helpers/until.js'
 
 const run = promisify(execFile)
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -60,21 +61,27 @@ const exists = async (file: string): Promise<boolean> => await stat(file).then((
 export async function makeOnce (target: string, make: () => Promise<void>, staleMs = 300_000): Promise<void> {
   const lock = `${target}.lock`
   await mkdir(path.dirname(target), { recursive: true })
-  while (!(await exists(target))) {
+  let locked = false
+  // Generous: a stale lock is taken over only after staleMs, and whoever takes it over makes the target then.
+  await until(async () => {
+    if (await exists(target)) return true
     try {
       await mkdir(lock)
+      locked = true
+      return true
     } catch {
       const age = Date.now() - (await stat(lock).then((s) => s.mtimeMs, () => Date.now()))
       if (age > staleMs) await rm(lock, { recursive: true, force: true })
-      await new Promise((resolve) => setTimeout(resolve, 100))
-      continue
+      return false
     }
-    try {
-      if (!(await exists(target))) await make()
-    } finally {
-      await rm(lock, { recursive: true, force: true })
-    }
+  }, `${target} is made, or its lock is free`, 2 * staleMs)
+  if (!locked) return
+  try {
+    if (!(await exists(target))) await make()
+  } finally {
+    await rm(lock, { recursive: true, force: true })
   }
+  if (!(await exists(target))) throw new Error(`making ${target} did not make it`)
 }
 
 // initdb of the embedded database takes seconds; do it once per machine and copy the result.

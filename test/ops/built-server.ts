@@ -10,6 +10,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { until } from '../helpers/until.js'
 
 const run = promisify(execFile)
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -68,19 +69,21 @@ export async function imageBuild (): Promise<string> {
   digest.update(ROOT)
   const dir = path.join(os.tmpdir(), `netauto-image-build-${digest.digest('hex').slice(0, 16)}`)
   const lock = `${dir}.lock`
-  for (let waited = 0; ; waited++) {
-    if (await exists(path.join(dir, 'dist', 'server.js'))) return dir
+  let locked = false
+  await until(async () => {
+    if (await exists(path.join(dir, 'dist', 'server.js'))) return true
     try {
       await mkdir(lock)
-      break
+      locked = true
+      return true
     } catch {
       // Someone else builds; a lock left by a killed process is taken over after five minutes.
       const age = Date.now() - (await stat(lock).then((s) => s.mtimeMs, () => Date.now()))
       if (age > 300_000) await rm(lock, { recursive: true, force: true })
-      if (waited > 1200) throw new Error(`waited too long for the build at ${dir}`)
-      await sleep(250)
+      return false
     }
-  }
+  }, `the build at ${dir} is made, or its lock is free`, 600_000)
+  if (!locked) return dir
   try {
     if (await exists(path.join(dir, 'dist', 'server.js'))) return dir
     const partial = `${dir}.${process.pid}.partial`

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startTcpProxy } from '../fixtures/tcp-proxy.js'
 import { adminAuth, buildTestApp, createTestDatabase, createUser, type TestApp } from '../helper.js'
+import { until } from '../helpers/until.js'
 
 const serverUrl = process.env.TEST_DATABASE_URL ?? ''
 const skip = serverUrl === '' ? 'needs TEST_DATABASE_URL (a PostgreSQL server)' : false
@@ -36,14 +37,13 @@ function probes (app: TestApp, viewer: string): Record<string, () => Promise<Ans
 async function recover (run: Record<string, () => Promise<Answer>>, deadlineMs: number): Promise<{ recovered: boolean, failures: Answer[], elapsedMs: number }> {
   const started = Date.now()
   const failures: Answer[] = []
-  while (Date.now() - started <= deadlineMs) {
+  const recovered = await until(async () => {
     const answers = await Promise.all(Object.values(run).map(async (probe) => await probe()))
     const failed = answers.filter((a) => a.statusCode !== 200)
-    if (failed.length === 0) return { recovered: true, failures, elapsedMs: Date.now() - started }
     failures.push(...failed)
-    await sleep(100)
-  }
-  return { recovered: false, failures, elapsedMs: Date.now() - started }
+    return failed.length === 0
+  }, 'every probe answers 200 in one round', deadlineMs).then(() => true, () => false)
+  return { recovered, failures, elapsedMs: Date.now() - started }
 }
 
 async function backends (applicationName: string): Promise<number[]> {
@@ -84,13 +84,14 @@ t.test('the database goes away mid-traffic and comes back', { skip }, async (t) 
   const traffic = Promise.all([0, 1, 2, 3].map(async () => {
     while (!stop) {
       answers.push(await app.inject({ url: '/users', headers: { authorization: adminAuth } }))
+      // Pacing, not a wait for a condition: steady traffic rather than as many requests as the loop can make.
       await sleep(5)
     }
   }))
-  while (answers.length < 20) await sleep(10)
+  await until(() => answers.length >= 20, 'twenty answers before the cut')
   await proxy.cut()
   const atCut = answers.length
-  for (let i = 0; i < 500 && answers.length < atCut + 40; i++) await sleep(10)
+  await until(() => answers.length >= atCut + 40, 'forty answers after the cut')
   stop = true
   await traffic
 

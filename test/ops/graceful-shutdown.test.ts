@@ -4,8 +4,8 @@ import t from 'tap'
 import net from 'node:net'
 import path from 'node:path'
 import pg from 'pg'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { ADMIN, adminAuth, createTestDatabase } from '../helper.js'
+import { until } from '../helpers/until.js'
 import { imageBuild, startBuiltServer } from './built-server.js'
 
 // The build it makes (or waits for) compiles the service and the studio page: the OpenAPI
@@ -53,10 +53,10 @@ t.test('SIGTERM with a request in flight', { skip: serverUrl === '' ? 'needs TES
   // Bounded: the listener closes as soon as the close begins. A connection the kernel took while
   // the listener was closing is reset (ECONNRESET): not served either; the next attempt is refused.
   let attempt = 'connected'
-  for (let i = 0; i < 200 && (attempt === 'connected' || attempt === 'ECONNRESET'); i++) {
+  await until(async () => {
     attempt = await tryConnect(server.port)
-    if (attempt === 'connected' || attempt === 'ECONNRESET') await sleep(25)
-  }
+    return attempt !== 'connected' && attempt !== 'ECONNRESET'
+  }, 'a new connection is no longer taken', 5_000)
   t.equal(attempt, 'ECONNREFUSED', 'new connections are refused')
   t.equal(server.child.exitCode, null, 'still running: the request is not answered yet')
   t.equal(response, '', 'nothing answered yet')

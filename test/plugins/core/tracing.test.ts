@@ -10,6 +10,7 @@ import { buildApp } from '../../../app.js'
 import { ADMIN, adminAuth, buildTestApp, captureLogs, createTestDatabase, createUser, testConfig, testDatabases } from '../../helper.js'
 import { startGitServer } from '../../fixtures/git-server.js'
 import { createAdapter, nsoAdapter, startNso } from '../../helpers/nso.js'
+import { until } from '../../helpers/until.js'
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736'
 const CALLER_SPAN_ID = '00f067aa0ba902b7'
@@ -37,17 +38,15 @@ function ancestry (spans: ReadableSpan[], span: ReadableSpan): ReadableSpan[] {
  * The spans once every parent named in the caller's trace has ended: the handler's span ends a
  * moment after the answer went out (its promise settles after the reply). Other traces are not
  * waited for: a batched audit write can be the child of a span that ended before the exporter was
- * reset, and would be waited for in vain. Gives up after 10 s, to fail on what it has.
+ * reset, and would be waited for in vain.
  */
 async function allEnded (exporter: InMemorySpanExporter): Promise<ReadableSpan[]> {
-  const deadline = Date.now() + 10_000
-  for (;;) {
+  await until(() => {
     const spans = exporter.getFinishedSpans()
     const ids = new Set(spans.map(idOf))
-    const open = spans.some((s) => s.spanContext().traceId === TRACE_ID && parentOf(s) !== undefined && parentOf(s) !== CALLER_SPAN_ID && !ids.has(parentOf(s) as string))
-    if (!open || Date.now() > deadline) return spans
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
+    return !spans.some((s) => s.spanContext().traceId === TRACE_ID && parentOf(s) !== undefined && parentOf(s) !== CALLER_SPAN_ID && !ids.has(parentOf(s) as string))
+  }, "every parent span in the caller's trace has ended", 10_000)
+  return exporter.getFinishedSpans()
 }
 
 /** Every attribute, event and status text of every span holds none of `secrets`. */
@@ -117,8 +116,7 @@ for (const database of testDatabases) {
 
     // The audit trail's batched writes run apart from any request, in traces of their own.
     // The flush the request's event scheduled, not one started here.
-    const flushed = Date.now() + 10_000
-    while (app.audit.state().written === writtenBefore && Date.now() < flushed) await new Promise((resolve) => setTimeout(resolve, 10))
+    await until(() => app.audit.state().written !== writtenBefore, "the request's audit batch is written", 10_000)
     const auditWrites = exporter.getFinishedSpans().filter((s) => String(s.attributes['db.query.text']).startsWith('INSERT INTO audit_events'))
     t.ok(auditWrites.length > 0, 'the audit batch is traced')
     t.notOk(auditWrites.some((s) => s.spanContext().traceId === TRACE_ID), 'in a trace of its own, not the caller\'s')

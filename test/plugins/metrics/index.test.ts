@@ -1,5 +1,6 @@
 import t from 'tap'
 import { adminAuth, basic, buildTestApp, createUser } from '../../helper.js'
+import { until } from '../../helpers/until.js'
 
 const route = '/configuration_manager/ismaintenance'
 
@@ -61,10 +62,10 @@ t.test('under pressure the service sheds load with 503 and Retry-After; liveness
   const app = await buildTestApp(t, { database: 'any', env: { LOAD_SHEDDING_MAX_HEAP_BYTES: '1', LOAD_SHEDDING_RETRY_AFTER_S: '7' } })
   // The heap is sampled on a timer; wait for a sample above the (tiny) bound.
   let response = await app.inject({ url: route, headers: { authorization: adminAuth } })
-  for (let i = 0; i < 50 && response.statusCode !== 503; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    response = await app.inject({ url: route, headers: { authorization: adminAuth } })
-  }
+  await until(async () => {
+    if (response.statusCode !== 503) response = await app.inject({ url: route, headers: { authorization: adminAuth } })
+    return response.statusCode === 503
+  }, 'a request is shed', 10_000)
   t.equal(response.statusCode, 503)
   t.equal(response.headers['retry-after'], '7')
   t.match(response.json(), { statusCode: 503, error: 'Service Unavailable', code: 'SERVICE_OVERLOADED' })

@@ -5,6 +5,7 @@ import { Agent, request } from 'undici'
 import { adminAuth, buildTestApp } from '../../helper.js'
 import { largeDocument } from '../../fixtures/nso-server.js'
 import { createAdapter, nsoAdapter, startNso } from '../../helpers/nso.js'
+import { until } from '../../helpers/until.js'
 
 t.setTimeout(300_000)
 const YANG_JSON = 'application/yang-data+json'
@@ -30,13 +31,12 @@ t.test('a caller that hangs up mid-answer: the call is in the trail', async (t) 
   t.equal(answer.statusCode, 200, 'the answer has begun')
   gone.abort()
   await answer.body.text().catch(() => {})
-  const deadline = Date.now() + 60_000
   let rows: Array<{ status: number, details: Record<string, unknown> }> = []
-  while (rows.length === 0 && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 20))
+  await until(async () => {
     await app.audit.flush()
     rows = (await app.db.query<{ status: number, details: Record<string, unknown> }>("SELECT status, details FROM audit_events WHERE action = 'orchestrator.restQuery'")).rows
-  }
+    return rows.length > 0
+  }, 'the call its caller hung up on is in the audit trail', 60_000)
   t.match(rows, [{ status: 200, details: { path: '/large', query: 'token', nsoStatus: 200 } }], 'recorded, with the status it was answered with')
   t.equal(app.audit.state().reserved, 0, 'its place used, none held')
 })

@@ -58,6 +58,7 @@ t.test('a 64 MiB file in a small repository: refused before it is inflated, memo
   let turning = true
   const turns = (async () => {
     while (turning) {
+      // A sampler, not a wait for a condition: each turn of this timer measures the stretch before it.
       await new Promise((resolve) => setTimeout(resolve, 2))
       const now = process.threadCpuUsage()
       longestHold = Math.max(longestHold, (now.user + now.system - cpuAt.user - cpuAt.system) / 1000)
@@ -71,7 +72,7 @@ t.test('a 64 MiB file in a small repository: refused before it is inflated, memo
     while (reading) {
       const health = await app.inject({ method: 'GET', url: '/health' })
       if (health.statusCode === 200) answered++
-      // Paced, so that the probes' own garbage does not count as the read's memory.
+      // Pacing, not a wait for a condition: the probes' own garbage must not count as the read's memory.
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
   })()

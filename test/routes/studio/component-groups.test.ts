@@ -3,6 +3,7 @@
 import t from 'tap'
 import pg from 'pg'
 import { adminAuth, buildTestApp, createTestDatabase, createUser, testDatabases, type TestApp } from '../../helper.js'
+import { until } from '../../helpers/until.js'
 
 const BASE = '/studio/component-groups'
 const ID = /^[0-9a-f]{24}$/
@@ -481,13 +482,11 @@ if (testDatabases.includes('postgres')) {
     // Wait until the import's insert waits on the uncommitted row (a lock this session blocks),
     // then commit it. pg_locks, not pg_stat_activity: inside a transaction the latter is read
     // once and kept, and would miss a connection opened since.
-    let blocked = false
-    for (const deadline = Date.now() + 10_000; !blocked && Date.now() < deadline;) {
+    await until(async () => {
       const { rows } = await other.query('SELECT 1 FROM pg_locks WHERE NOT granted AND pg_backend_pid() = ANY (pg_blocking_pids(pid))')
-      blocked = rows.length > 0
-      if (!blocked) await new Promise((resolve) => setTimeout(resolve, 20))
-    }
-    t.ok(blocked, 'the import waited on the uncommitted row')
+      return rows.length > 0
+    }, 'the import waits on the uncommitted row', 10_000)
+    t.pass('the import waited on the uncommitted row')
     await other.query('COMMIT')
     const response = await importing
     t.equal(response.statusCode, 200)

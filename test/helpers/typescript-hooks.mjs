@@ -52,7 +52,13 @@ export async function resolve (specifier, context, nextResolve) {
 
 export async function load (url, context, nextLoad) {
   if (!url.startsWith('file:') || !url.endsWith('.ts')) return await nextLoad(url, context)
-  const file = fileURLToPath(url)
+  return { format: 'module', source: await transpiled(fileURLToPath(url)), shortCircuit: true }
+}
+
+// The JavaScript of one .ts file, from the cache or transpiled into it. Also run before the tests
+// on every source (warm-typescript-cache.mjs), so that on a new clone the parallel test processes
+// find it there instead of each loading the compiler for the same files.
+export async function transpiled (file) {
   const source = await readFile(file, 'utf8')
   const digest = createHash('sha256').update(KEY).update('\0').update(file).update('\0').update(source).digest('hex')
   const cached = path.join(CACHE, `${digest}.js`)
@@ -65,5 +71,5 @@ export async function load (url, context, nextLoad) {
     await writeFile(partial, output)
     await rename(partial, cached)
   }
-  return { format: 'module', source: output, shortCircuit: true }
+  return output
 }

@@ -1,4 +1,4 @@
-// Run by tap before the test files (package.json, tap.before). Each test takes a schema of its
+// Run by tap before the test files (before-tests.mjs). Each test takes a schema of its
 // own on the PostgreSQL server and drops it after; the catalog rows this leaves dead are removed
 // by autovacuum, and where a server runs without it (CI's does) they pile up run after run until
 // every CREATE, migration and plan of the suite reads through them (a run took 19 minutes instead

@@ -33,12 +33,12 @@ function percentDecodeOnce (s: string): string {
   return s.replace(PERCENT_ESCAPE, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16)))
 }
 
-// A '.' or '..' segment (also as '..;param') would be resolved away by some upstream stack.
+// A '.' or '..' segment (also as '..;param') would be resolved away by some upstream stack: at the
+// start or after a '/', one or two dots, then a ';', a '/' or the end.
+const DOT_SEGMENT = /(?:^|\/)\.\.?(?=[;/]|$)/
+
 function hasDotSegment (pathPart: string): boolean {
-  return pathPart.split('/').some((segment) => {
-    const bare = segment.split(';')[0]
-    return bare === '.' || bare === '..'
-  })
+  return DOT_SEGMENT.test(pathPart)
 }
 
 /** Checks params.path: a path (plus optional query) on the adapter's own host. Returns it unchanged. */
@@ -62,6 +62,10 @@ export function checkRelayPath (path: unknown, field = 'params.path'): CheckResu
 
   const queryAt = path.indexOf('?')
   let pathPart = queryAt === -1 ? path : path.slice(0, queryAt)
+  // Without a '%' there is nothing to decode: the checks above saw every character already.
+  if (!path.includes('%')) {
+    return hasDotSegment(pathPart) ? fail(`${field} must not contain '.' or '..' segments`) : { ok: true, value: path }
+  }
   let whole = path
   for (let round = 0; round < MAX_DECODE_ROUNDS; round++) {
     if (hasDotSegment(pathPart)) return fail(`${field} must not contain '.' or '..' segments`)

@@ -10,6 +10,7 @@ import type { FastifyReply, FastifyRequest, onSendHookHandler, preHandlerHookHan
 import client from 'prom-client'
 import { Type } from '@sinclair/typebox'
 import { AsyncResource } from 'node:async_hooks'
+import type { ServerResponse } from 'node:http'
 import { setImmediate as yieldTurn } from 'node:timers/promises'
 import { AuditQueue } from '../../lib/audit/queue.js'
 import { AuditTrailFull } from '../../lib/audit/errors.js'
@@ -77,6 +78,10 @@ export interface AuditService {
   /** Ends the window of denied requests now: their counts are queued as events. */
   endDeniedWindow: () => void
 }
+
+// The reply of a write, on its raw response, for the response's close listener.
+const AUDITED_REPLY = Symbol('audited reply')
+type AuditedResponse = ServerResponse & { [AUDITED_REPLY]?: FastifyReply }
 
 // What a request's pending event becomes once it is recorded.
 const RECORDED: PendingEvent = Object.freeze({ address: '', action: '', target: '', details: null, actor: null })
@@ -237,9 +242,16 @@ export default fp(async (fastify) => {
       }
       request.auditReserved = true
       // Fastify runs no onResponse hook for an answer whose caller hung up before it was complete:
-      // such a write is recorded when its connection closes, once its status is final.
-      reply.raw.once('close', () => { if (request.auditAnswered) record(request, reply) })
+      // such a write is recorded when its connection closes, once its status is final. One
+      // listener for every response, which finds its reply on it: no closure per request.
+      const raw: AuditedResponse = reply.raw
+      raw[AUDITED_REPLY] = reply
+      raw.on('close', recordIfAnsweredAtClose)
       done()
+    }
+    function recordIfAnsweredAtClose (this: AuditedResponse): void {
+      const reply = this[AUDITED_REPLY]
+      if (reply?.request.auditAnswered === true) record(reply.request, reply)
     }
     // Fastify runs no onResponse hook for an answer whose caller hung up before it was written:
     // a write finished after its caller left (an action the orchestrator carried out, a change

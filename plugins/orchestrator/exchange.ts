@@ -32,7 +32,7 @@ export interface UpstreamResponse {
   /** The Set-Cookie lines, when there were any (a JSON-RPC login's session). */
   setCookie?: string[] | undefined
   /** The whole body, when the call asked for small answers whole (ExchangeOptions.wholeBelow) and this one was. */
-  whole?: Buffer
+  whole?: Buffer | undefined
   body: Readable
 }
 
@@ -158,40 +158,19 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
     return true
   }
 
-  #fields () {
-    return {
-      status: this.#status,
-      contentType: this.#contentType,
-      contentEncoding: this.#contentEncoding,
-      contentLength: this.#contentLength,
-      ...(this.#location === undefined ? {} : { location: this.#location }),
-      ...(this.#traceId === undefined ? {} : { traceId: this.#traceId }),
-      ...(this.#setCookie === undefined ? {} : { setCookie: this.#setCookie })
-    }
-  }
-
   #resolveSuccess (): UpstreamBody {
     const body = new UpstreamBody(this)
     this.#body = body
     this.#settled = true
-    this.options.resolve({ ...this.#fields(), body })
+    this.options.resolve(new Answer(this.#status, this.#contentType, this.#contentEncoding, this.#contentLength, this.#location, this.#traceId, this.#setCookie, body, undefined))
     return body
   }
 
-  // The gathered body ended within the bound: the answer, whole. A reader that asks for a stream
-  // anyway gets one made from it.
+  // The gathered body ended within the bound: the answer, whole (its stream made only if read).
   #resolveWhole (chunks: Buffer[]): void {
     this.#settled = true
     const whole = chunks.length === 1 ? chunks[0] as Buffer : Buffer.concat(chunks)
-    let body: Readable | undefined
-    this.options.resolve({
-      ...this.#fields(),
-      whole,
-      get body () {
-        body ??= Readable.from([whole])
-        return body
-      }
-    })
+    this.options.resolve(new Answer(this.#status, this.#contentType, this.#contentEncoding, this.#contentLength, this.#location, this.#traceId, this.#setCookie, undefined, whole))
   }
 
   // Past the bound: the answer streams, from the bytes gathered so far.
@@ -309,6 +288,33 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
     this.options.done()
     this.options.trace?.end(err)
     return true
+  }
+}
+
+/**
+ * A 2xx answer: one shape for every answer, so that reading one is a plain property load. A
+ * whole one (`whole`) makes its `body` stream only when a reader asks for one.
+ */
+class Answer implements UpstreamResponse {
+  #body: Readable | undefined
+
+  constructor (
+    readonly status: number,
+    readonly contentType: string | undefined,
+    readonly contentEncoding: string | undefined,
+    readonly contentLength: number | undefined,
+    readonly location: string | undefined,
+    readonly traceId: string | undefined,
+    readonly setCookie: string[] | undefined,
+    body: Readable | undefined,
+    readonly whole: Buffer | undefined
+  ) {
+    this.#body = body
+  }
+
+  get body (): Readable {
+    this.#body ??= Readable.from([this.whole ?? Buffer.alloc(0)])
+    return this.#body
   }
 }
 

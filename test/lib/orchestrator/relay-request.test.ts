@@ -118,6 +118,34 @@ t.test('checkRelayPath rejects attacks and malformed paths', async (t) => {
   }
 })
 
+t.test('checkRelayPath finds a dot segment wherever it is, with or without escapes', async (t) => {
+  // The definition: a segment of the path (before any '?') that is '.' or '..' once its
+  // ';parameters' are left off. Every path of up to six characters from '.', ';', '/' and 'a'
+  // after the leading '/', plain and with its dots percent-encoded, is judged as it says.
+  const isDotSegmentPath = (path: string): boolean => (path.split('?')[0] ?? '').split('/')
+    .some((segment) => ['.', '..'].includes(segment.split(';')[0] ?? ''))
+  const alphabet = ['.', ';', '/', 'a']
+  let paths = ['']
+  let judged = 0
+  for (let length = 0; length <= 6; length++) {
+    for (const tail of paths) {
+      const path = '/' + tail
+      // '//' is refused before any segment is looked at.
+      if (path.includes('//')) continue
+      const expected = isDotSegmentPath(path)
+      for (const form of [path, path.replaceAll('.', '%2e')]) {
+        const result = checkRelayPath(form)
+        if (expected !== (!result.ok && result.reason.includes("'..' segments"))) t.fail(`${form}: ${JSON.stringify(result)}`)
+        judged++
+      }
+    }
+    paths = paths.flatMap((tail) => alphabet.map((c) => tail + c))
+  }
+  t.ok(judged > 2000, `${judged} paths judged`)
+  t.same(checkRelayPath('/a/..?x=/../'), { ok: false, reason: "params.path must not contain '.' or '..' segments" })
+  t.same(checkRelayPath('/a/b?x=/../'), { ok: true, value: '/a/b?x=/../' })
+})
+
 t.test('checkRelayPath names the given field', async (t) => {
   t.same(checkRelayPath('x', 'path'), { ok: false, reason: "path must start with '/'" })
 })

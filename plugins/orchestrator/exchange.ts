@@ -68,6 +68,9 @@ export interface ExchangeOptions {
   trace?: ExchangeTrace
 }
 
+// The lengths of the header names onHeaders reads.
+const READ_NAME_LENGTHS: ReadonlySet<number> = new Set(['content-type', 'content-encoding', 'content-length', 'location', 'x-cisco-nso-trace-id', 'set-cookie'].map((name) => name.length))
+
 /**
  * One upstream exchange, under a deadline that covers the whole of it (body included) and holds
  * to the millisecond, unlike undici's own header/body timers that tick about once a second.
@@ -125,7 +128,10 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
     this.#status = statusCode
     this.options.trace?.status(statusCode)
     for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-      const name = (rawHeaders[i] as Buffer).toString('latin1').toLowerCase()
+      const raw = rawHeaders[i] as Buffer
+      // Only names as long as one read here are decoded (Date, Server and the like are not).
+      if (!READ_NAME_LENGTHS.has(raw.length)) continue
+      const name = raw.toString('latin1').toLowerCase()
       if (name === 'content-type') this.#contentType = (rawHeaders[i + 1] as Buffer).toString('latin1')
       else if (name === 'content-encoding') {
         // Several header lines are one list (RFC 9110 5.3).

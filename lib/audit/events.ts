@@ -47,11 +47,7 @@ export function storableText (text: string): string {
 export function storableDetails (details: AuditDetails | null): AuditDetails | null {
   if (details === null) return null
   const out: AuditDetails = {}
-  let kept = 0
-  for (const key in details) {
-    if (!Object.hasOwn(details, key)) continue
-    if (kept++ === AUDIT_MAX_DETAILS) break
-    const value = details[key] as AuditDetails[string]
+  for (const [key, value] of Object.entries(details).slice(0, AUDIT_MAX_DETAILS)) {
     out[storableText(key)] = typeof value === 'string' ? storableText(value) : typeof value === 'number' && !Number.isFinite(value) ? null : value
   }
   return out

@@ -62,15 +62,13 @@ export function checkRelayPath (path: unknown, field = 'params.path'): CheckResu
 
   const queryAt = path.indexOf('?')
   let pathPart = queryAt === -1 ? path : path.slice(0, queryAt)
-  // Without a '%' there is nothing to decode: the checks above saw every character already.
-  if (!path.includes('%')) {
-    return hasDotSegment(pathPart) ? fail(`${field} must not contain '.' or '..' segments`) : { ok: true, value: path }
-  }
   let whole = path
   for (let round = 0; round < MAX_DECODE_ROUNDS; round++) {
     if (hasDotSegment(pathPart)) return fail(`${field} must not contain '.' or '..' segments`)
     if (pathPart.startsWith('//')) return fail(`${field} must not carry an authority ('//')`)
     if (pathPart.includes('\\')) return fail(`${field} must not contain an encoded backslash`)
+    // Without a '%' there is nothing left to decode (pathPart is a prefix of whole, decoded alike).
+    if (!whole.includes('%')) break
     if (ENCODED_CONTROL.test(whole)) return fail(`${field} must not contain encoded control characters`)
     const nextPart = percentDecodeOnce(pathPart)
     const nextWhole = percentDecodeOnce(whole)

@@ -68,9 +68,6 @@ export interface ExchangeOptions {
   trace?: ExchangeTrace
 }
 
-// The lengths of the header names onHeaders reads.
-const READ_NAME_LENGTHS: ReadonlySet<number> = new Set(['content-type', 'content-encoding', 'content-length', 'location', 'x-cisco-nso-trace-id', 'set-cookie'].map((name) => name.length))
-
 /**
  * One upstream exchange, under a deadline that covers the whole of it (body included) and holds
  * to the millisecond, unlike undici's own header/body timers that tick about once a second.
@@ -128,10 +125,7 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
     this.#status = statusCode
     this.options.trace?.status(statusCode)
     for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-      const raw = rawHeaders[i] as Buffer
-      // Only names as long as one read here are decoded (Date, Server and the like are not).
-      if (!READ_NAME_LENGTHS.has(raw.length)) continue
-      const name = raw.toString('latin1').toLowerCase()
+      const name = (rawHeaders[i] as Buffer).toString('latin1').toLowerCase()
       if (name === 'content-type') this.#contentType = (rawHeaders[i + 1] as Buffer).toString('latin1')
       else if (name === 'content-encoding') {
         // Several header lines are one list (RFC 9110 5.3).
@@ -168,7 +162,7 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
     const body = new UpstreamBody(this)
     this.#body = body
     this.#settled = true
-    this.options.resolve(new Answer(this.#status, this.#contentType, this.#contentEncoding, this.#contentLength, this.#location, this.#traceId, this.#setCookie, body, undefined))
+    this.options.resolve(new Answer(this.#status, this.#contentType, this.#contentEncoding, this.#contentLength, this.#location, this.#traceId, this.#setCookie, body))
     return body
   }
 
@@ -176,7 +170,7 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
   #resolveWhole (chunks: Buffer[]): void {
     this.#settled = true
     const whole = chunks.length === 1 ? chunks[0] as Buffer : Buffer.concat(chunks)
-    this.options.resolve(new Answer(this.#status, this.#contentType, this.#contentEncoding, this.#contentLength, this.#location, this.#traceId, this.#setCookie, undefined, whole))
+    this.options.resolve(new Answer(this.#status, this.#contentType, this.#contentEncoding, this.#contentLength, this.#location, this.#traceId, this.#setCookie, whole))
   }
 
   // Past the bound: the answer streams, from the bytes gathered so far.
@@ -302,6 +296,8 @@ export class StreamingExchange implements Dispatcher.DispatchHandler {
  * whole one (`whole`) makes its `body` stream only when a reader asks for one.
  */
 class Answer implements UpstreamResponse {
+  /** Set when the body came whole; `body` then streams it only when read. */
+  readonly whole: Buffer | undefined
   #body: Readable | undefined
 
   constructor (
@@ -312,14 +308,15 @@ class Answer implements UpstreamResponse {
     readonly location: string | undefined,
     readonly traceId: string | undefined,
     readonly setCookie: string[] | undefined,
-    body: Readable | undefined,
-    readonly whole: Buffer | undefined
+    /** The body: a stream as it arrives, or the whole of it. */
+    content: Readable | Buffer
   ) {
-    this.#body = body
+    if (Buffer.isBuffer(content)) this.whole = content
+    else this.#body = content
   }
 
   get body (): Readable {
-    this.#body ??= Readable.from([this.whole ?? Buffer.alloc(0)])
+    this.#body ??= Readable.from([this.whole])
     return this.#body
   }
 }

@@ -3,7 +3,7 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { randomBytes } from 'node:crypto'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { Latencies } from './latencies.js'
@@ -15,6 +15,11 @@ export interface Target {
   body?: string
   /** The process answering: its CPU time per request is measured too (where /proc exists). */
   pid?: number
+  /**
+   * Clock ticks of CPU time used so far by other processes on this machine that work for the
+   * target (the PostgreSQL server's): measured per request beside the target's own.
+   */
+  sideTicks?: () => number | undefined
 }
 
 export interface LoadFigures {
@@ -25,6 +30,8 @@ export interface LoadFigures {
   non2xx: number
   /** CPU time (user + system, in clock ticks) the target's process spent per 1,000 requests. */
   cpuPer1k?: number
+  /** The same for the processes of the target's `sideTicks`. */
+  sideCpuPer1k?: number
 }
 
 export interface LoadOptions {
@@ -52,6 +59,26 @@ export function cpuTicks (pid: number): number | undefined {
   }
 }
 
+/**
+ * Clock ticks of CPU time used so far by the PostgreSQL server's processes on this machine
+ * (the postmaster, its backends and background workers, by command name); undefined without
+ * /proc. A backend that exits during a round takes its time with it.
+ */
+export function postgresTicks (): number | undefined {
+  try {
+    let ticks = 0
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue
+      let command: string
+      try { command = readFileSync(`/proc/${entry}/comm`, 'utf8').trim() } catch { continue }
+      if (command === 'postgres') ticks += cpuTicks(Number(entry)) ?? 0
+    }
+    return ticks
+  } catch {
+    return undefined
+  }
+}
+
 export async function load (target: Target, options: LoadOptions): Promise<LoadFigures> {
   return await loadEach([target], options)
 }
@@ -66,7 +93,9 @@ export async function loadEach (targets: Target[], options: LoadOptions): Promis
   // response's time arrives in fractions of one, and is kept here for 2xx answers as autocannon does.
   const latencies = new Latencies()
   const pid = targets[0]?.pid
+  const sideTicks = targets[0]?.sideTicks
   const cpuBefore = pid === undefined ? undefined : cpuTicks(pid)
+  const sideBefore = sideTicks?.()
   const results = await Promise.all(targets.map(async (target, i) => await new Promise<autocannon.Result>((resolve, reject) => {
     const run = autocannon({
       url: target.url,
@@ -81,7 +110,9 @@ export async function loadEach (targets: Target[], options: LoadOptions): Promis
     })
   })))
   const cpuAfter = pid === undefined ? undefined : cpuTicks(pid)
+  const sideAfter = sideTicks?.()
   const cpu = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore
+  const side = sideBefore === undefined || sideAfter === undefined ? undefined : sideAfter - sideBefore
   const sum = (of: (r: autocannon.Result) => number): number => results.reduce((n, r) => n + of(r), 0)
   const total = sum((r) => r.requests.total)
   return {
@@ -90,7 +121,8 @@ export async function loadEach (targets: Target[], options: LoadOptions): Promis
     p99: latencies.percentile(99),
     errors: sum((r) => r.errors + r.timeouts),
     non2xx: sum((r) => r.non2xx),
-    ...(cpu === undefined || total === 0 ? {} : { cpuPer1k: 1000 * cpu / total })
+    ...(cpu === undefined || total === 0 ? {} : { cpuPer1k: 1000 * cpu / total }),
+    ...(side === undefined || total === 0 ? {} : { sideCpuPer1k: 1000 * side / total })
   }
 }
 
@@ -151,6 +183,7 @@ export async function pairedRounds (candidate: Target | Runner, baseline: Target
 export function summarise ({ candidate: a, baseline: b }: Rounds) {
   const summary = (runs: LoadFigures[]) => {
     const cpu = runs.flatMap((r) => r.cpuPer1k === undefined ? [] : [r.cpuPer1k])
+    const side = runs.flatMap((r) => r.sideCpuPer1k === undefined ? [] : [r.sideCpuPer1k])
     return {
       rps: Math.round(median(runs.map((r) => r.rps))),
       p50: median(runs.map((r) => r.p50)),
@@ -158,7 +191,8 @@ export function summarise ({ candidate: a, baseline: b }: Rounds) {
       errors: runs.reduce((n, r) => n + r.errors, 0),
       non2xx: runs.reduce((n, r) => n + r.non2xx, 0),
       // Clock ticks are 10 ms (USER_HZ 100): ticks per 1,000 requests times 10 is us per request.
-      ...(cpu.length === 0 ? {} : { cpuUsPerRequest: Math.round(median(cpu) * 10) })
+      ...(cpu.length === 0 ? {} : { cpuUsPerRequest: Math.round(median(cpu) * 10) }),
+      ...(side.length === 0 ? {} : { sideCpuUsPerRequest: Math.round(median(side) * 10) })
     }
   }
   const pairs = (of: (x: LoadFigures, y: LoadFigures) => number | undefined) => medianOfPairs(a, b, of)

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { cpuTicks, medianOfPairs, pairedRounds, summarise, type LoadFigures, type Runner } from '../../bench/measure.js'
+import pg from 'pg'
+import { cpuTicks, medianOfPairs, pairedRounds, postgresTicks, summarise, type LoadFigures, type Runner } from '../../bench/measure.js'
 
 const round = (rps: number, p99: number, cpuPer1k?: number): LoadFigures =>
   ({ rps, p50: p99 / 2, p99, errors: 0, non2xx: 0, ...(cpuPer1k === undefined ? {} : { cpuPer1k }) })
@@ -44,4 +45,30 @@ t.test('CPU time of a process grows as it works', { skip: process.platform !== '
   while (after === before && performance.now() < until) after = cpuTicks(process.pid)
   t.ok((after ?? 0) > (before ?? Infinity), 'ticks counted')
   t.equal(cpuTicks(2 ** 30), undefined, 'no such process')
+})
+
+t.test('the database CPU a request is summarised beside the process CPU, when measured', async (t) => {
+  const withSide = (sideCpuPer1k: number): LoadFigures => ({ ...round(100, 1, 8), sideCpuPer1k })
+  const summary = summarise({ candidate: [withSide(1.5), withSide(1.6), withSide(3)], baseline: [round(100, 1, 5), round(100, 1, 5), round(100, 1, 5)] })
+  t.equal(summary.service.cpuUsPerRequest, 80)
+  t.equal(summary.service.sideCpuUsPerRequest, 16, 'the median of 15, 16 and 30 us')
+  t.notOk('sideCpuUsPerRequest' in summary.baseline, 'not measured: not reported')
+  t.equal(summary.cpuRatio, 0.625, 'the process CPU only')
+})
+
+const serverUrl = process.env.TEST_DATABASE_URL
+t.test('the PostgreSQL server CPU grows as it works', { skip: (process.platform !== 'linux' || serverUrl === undefined || serverUrl === '') && 'needs /proc and a local server' }, async (t) => {
+  const client = new pg.Client({ connectionString: serverUrl })
+  await client.connect()
+  t.teardown(async () => { await client.end() })
+  const before = postgresTicks()
+  t.type(before, 'number')
+  // Work for the server until a tick is counted (a few statements), or 10 s on a starved machine.
+  const until = performance.now() + 10_000
+  let after = before
+  while (after === before && performance.now() < until) {
+    await client.query('SELECT count(*) FROM generate_series(1, 200000)')
+    after = postgresTicks()
+  }
+  t.ok((after ?? 0) > (before ?? Infinity), 'ticks counted')
 })

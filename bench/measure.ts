@@ -62,16 +62,17 @@ export function cpuTicks (pid: number): number | undefined {
 /**
  * Clock ticks of CPU time used so far by the PostgreSQL server's processes on this machine
  * (the postmaster, its backends and background workers, by command name); undefined without
- * /proc. A backend that exits during a round takes its time with it.
+ * /proc or without such a process (a server on another host), never a zero that reads as idle.
+ * A backend that exits during a round takes its time with it.
  */
 export function postgresTicks (): number | undefined {
   try {
-    let ticks = 0
+    let ticks: number | undefined
     for (const entry of readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue
       let command: string
       try { command = readFileSync(`/proc/${entry}/comm`, 'utf8').trim() } catch { continue }
-      if (command === 'postgres') ticks += cpuTicks(Number(entry)) ?? 0
+      if (command === 'postgres') ticks = (ticks ?? 0) + (cpuTicks(Number(entry)) ?? 0)
     }
     return ticks
   } catch {
